@@ -1,0 +1,63 @@
+// Collective cost models: the time to aggregate a gradient group across the workers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dagsgd/model/expected.h"
+#include "dagsgd/model/hardware.h"
+#include "dagsgd/model/units.h"
+
+namespace dagsgd::model {
+
+// One link class in the alpha-beta-gamma model.
+struct LinkCost {
+  double alpha_ns = 0;            // per-message startup
+  double beta_ns_per_byte = 0;    // 1 / bandwidth
+  double gamma_ns_per_byte = 0;   // reduction compute per byte
+  Bytes eager_limit = 0;          // above it, rendezvous: +rendezvous_ns per message (0: no step)
+  double rendezvous_ns = 0;
+  static LinkCost from_fabric(const FabricSpec& f);
+};
+
+// Where the workers are: `nodes` nodes of `gpus_per_node` workers; intra links inside a node,
+// inter links between nodes.
+struct Topology {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  LinkCost intra;
+  LinkCost inter;
+  int workers() const { return nodes * gpus_per_node; }
+};
+
+enum class Precision { kFp32, kFp16 };
+Expected<Precision> parse_precision(const std::string& s);
+int bytes_per_element(Precision p);
+
+struct ExchangeConfig {
+  // ring, tree (double binary tree), recursive_doubling, rabenseifner, ps (sharded parameter
+  // server), asa (alltoall-sum-allgather), hier (hierarchical), auto (by message size, as NCCL).
+  std::string algorithm = "auto";
+  Precision precision = Precision::kFp32;
+  double topk = 0;  // 0: dense; else the fraction of gradient elements sent (values + indices)
+};
+
+// The cost of aggregating one gradient group; implementations are chosen by name.
+class CommModel {
+ public:
+  virtual ~CommModel() = default;
+  // Time to aggregate a group of `elements` gradient elements over all workers.
+  virtual Nanos exchange_time(std::int64_t elements) const = 0;
+  // The startup latency of one collective (the alpha MG-WFBP compares savings against).
+  virtual Nanos startup_latency() const = 0;
+  // The algorithm actually used for a group of `elements` (resolves "auto").
+  virtual std::string algorithm_for(std::int64_t elements) const = 0;
+};
+
+Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
+                                                     const ExchangeConfig& config);
+std::vector<std::string> comm_algorithm_names();
+
+}  // namespace dagsgd::model

@@ -1,0 +1,54 @@
+// Hardware catalogs: GPUs and interconnects, loaded from datasets/hardware/ with a source per row.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dagsgd/model/expected.h"
+#include "dagsgd/model/units.h"
+
+namespace dagsgd::model {
+
+struct GpuSpec {
+  std::string name;           // "v100"
+  std::string description;    // "NVIDIA Tesla V100 SXM2 32 GB"
+  double fp32_flops = 0;      // peak FP32, FLOP/s
+  double fp16_flops = 0;      // peak FP16/BF16 dense tensor, FLOP/s
+  double memory_bandwidth = 0;  // bytes/s
+  std::string source;
+};
+
+struct FabricSpec {
+  std::string name;                  // "10gbe", "nvlink2", "ib-edr", ...
+  std::string description;
+  std::string scope;                 // "intra" (inside a node), "inter" (between nodes), or "both"
+  double nominal_bandwidth = 0;      // bytes/s, per GPU (intra) or per NIC (inter), one direction
+  double achievable_bandwidth = 0;   // bytes/s a collective can actually sustain
+  Nanos latency = 0;                 // per message startup (alpha)
+  Bytes eager_limit = 0;             // messages above this use the rendezvous protocol (0: none)
+  Nanos rendezvous_latency = 0;      // extra startup above eager_limit
+  std::string source;
+};
+
+class HardwareCatalog {
+ public:
+  // datasets/hardware/gpus.json and datasets/hardware/fabrics.json.
+  static Expected<HardwareCatalog> load_default();
+  static Expected<HardwareCatalog> load(const std::string& gpus_path,
+                                        const std::string& fabrics_path);
+  // Adds (or replaces, by name) fabrics from a user file of the same schema, e.g. the output of
+  // `dagsgd calibrate`.
+  Expected<void> add_fabric_file(const std::string& path);
+
+  // Unknown names give an error that lists the valid ones.
+  Expected<GpuSpec> gpu(const std::string& name) const;
+  Expected<FabricSpec> fabric(const std::string& name) const;
+  const std::vector<GpuSpec>& gpus() const { return gpus_; }
+  const std::vector<FabricSpec>& fabrics() const { return fabrics_; }
+
+ private:
+  std::vector<GpuSpec> gpus_;
+  std::vector<FabricSpec> fabrics_;
+};
+
+}  // namespace dagsgd::model

@@ -1,0 +1,47 @@
+// The run directory's manifest.json: what ran, where, and what was measured.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dagsgd/model/expected.h"
+
+namespace dagsgd::trace {
+
+struct IterationStats {
+  int warmup = 0;                    // leading iterations excluded from the statistics
+  std::vector<double> times_s;       // every measured iteration, warm-up included
+  double mean_s = 0;
+  double p50_s = 0;
+  double p95_s = 0;
+};
+
+// Fills mean/p50/p95 from times_s, skipping the first `warmup` iterations.
+void compute_stats(IterationStats& s);
+
+struct RunManifest {
+  std::string tool_version;
+  std::string kind;                          // "train" or "collect"
+  std::vector<std::string> command;          // argv of what ran
+  int ranks = 0;
+  std::vector<std::string> hosts;            // per rank
+  std::string model;                         // model name or file ("" for collect)
+  std::map<std::string, std::string> config;  // runtime configuration, flag -> value
+  IterationStats iterations;
+  double clock_residual_ns = 0;              // max residual of cross-rank clock alignment
+  std::vector<std::string> traces;           // trace file names, relative to the run directory
+  std::string status = "ok";                 // "ok", or what went wrong
+};
+
+std::string manifest_to_json(const RunManifest& m);
+model::Expected<RunManifest> manifest_from_json(const std::string& text, const std::string& where);
+
+// The standard file names of a run directory.
+inline constexpr const char* kManifestName = "manifest.json";
+std::string rank_trace_name(int rank);  // "rank-<r>.trace.json"
+
+model::Expected<void> write_manifest(const std::string& run_dir, const RunManifest& m);
+model::Expected<RunManifest> read_manifest(const std::string& run_dir);
+
+}  // namespace dagsgd::trace
