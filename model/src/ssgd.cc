@@ -1,0 +1,265 @@
+// Building the S-SGD task DAG and the gradient groups of each overlap policy.
+#include "dagsgd/model/ssgd.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "dagsgd/model/check.h"
+
+namespace dagsgd::model {
+
+std::string OverlapPolicy::name() const {
+  switch (kind) {
+    case Kind::kNone:
+      return "none";
+    case Kind::kWfbp:
+      return "wfbp";
+    case Kind::kMgwfbp:
+      return "mgwfbp";
+    case Kind::kBucket: {
+      double mib = static_cast<double>(bucket_bytes) / (1024.0 * 1024.0);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "bucket:%g", mib);
+      return buf;
+    }
+  }
+  return "?";
+}
+
+Expected<OverlapPolicy> parse_overlap(const std::string& s) {
+  OverlapPolicy p;
+  if (s == "none") {
+    p.kind = OverlapPolicy::Kind::kNone;
+  } else if (s == "wfbp") {
+    p.kind = OverlapPolicy::Kind::kWfbp;
+  } else if (s == "mgwfbp") {
+    p.kind = OverlapPolicy::Kind::kMgwfbp;
+  } else if (s.rfind("bucket:", 0) == 0) {
+    std::string num = s.substr(7);
+    char* end = nullptr;
+    double mib = std::strtod(num.c_str(), &end);
+    if (num.empty() || end == nullptr || *end != '\0' || !(mib > 0) || !std::isfinite(mib)) {
+      return Error{"overlap '" + s + "': the bucket size must be a positive number of MiB"};
+    }
+    p.kind = OverlapPolicy::Kind::kBucket;
+    p.bucket_bytes = std::llround(mib * 1024 * 1024);
+  } else {
+    return Error{"unknown overlap policy '" + s + "' (valid: none, wfbp, mgwfbp, bucket:MB)"};
+  }
+  return p;
+}
+
+namespace {
+
+// End of each layer's backward, measured from the start of backward (tau_b[l] + t_b[l]).
+std::vector<Nanos> backward_ends(const std::vector<LayerTime>& layers) {
+  std::vector<Nanos> end(layers.size(), 0);
+  Nanos t = 0;
+  for (std::size_t k = layers.size(); k-- > 0;) {
+    t += layers[k].backward;
+    end[k] = t;
+  }
+  return end;
+}
+
+GradientGroup make_group(const std::vector<LayerTime>& layers, int first, int last,
+                         const CommTimeFn& comm) {
+  GradientGroup g{first, last, 0, 0};
+  for (int l = first; l <= last; ++l) g.elements += layers[static_cast<std::size_t>(l)].param_elements;
+  g.comm = comm(g.elements);
+  return g;
+}
+
+}  // namespace
+
+std::vector<GradientGroup> make_groups(const std::vector<LayerTime>& layers,
+                                       const OverlapPolicy& policy, const CommTimeFn& comm) {
+  std::vector<GradientGroup> groups;
+  const int n = static_cast<int>(layers.size());
+  auto has_params = [&](int l) { return layers[static_cast<std::size_t>(l)].param_elements > 0; };
+  int lowest_param = -1;
+  int highest_param = -1;
+  for (int l = 0; l < n; ++l) {
+    if (has_params(l)) {
+      if (lowest_param < 0) lowest_param = l;
+      highest_param = l;
+    }
+  }
+  if (lowest_param < 0) return groups;
+
+  switch (policy.kind) {
+    case OverlapPolicy::Kind::kNone:
+      // After the whole backward, including parameter-free input-side layers.
+      groups.push_back(make_group(layers, 0, highest_param, comm));
+      break;
+    case OverlapPolicy::Kind::kWfbp:
+      for (int l = n - 1; l >= 0; --l) {
+        if (has_params(l)) groups.push_back(make_group(layers, l, l, comm));
+      }
+      break;
+    case OverlapPolicy::Kind::kBucket: {
+      // Reverse layer order; a bucket closes once it holds bucket_bytes of fp32 gradients.
+      int last = -1;
+      Bytes bytes = 0;
+      for (int l = n - 1; l >= 0; --l) {
+        if (!has_params(l)) continue;
+        if (last < 0) last = l;
+        bytes += layers[static_cast<std::size_t>(l)].param_elements * 4;
+        if (bytes >= policy.bucket_bytes) {
+          groups.push_back(make_group(layers, l, last, comm));
+          last = -1;
+          bytes = 0;
+        }
+      }
+      if (last >= 0) groups.push_back(make_group(layers, lowest_param, last, comm));
+      break;
+    }
+    case OverlapPolicy::Kind::kMgwfbp: {
+      const std::vector<Nanos> b_end = backward_ends(layers);
+      Nanos comm_free = 0;  // when the channel is free of the groups already closed
+      GradientGroup open = make_group(layers, highest_param, highest_param, comm);
+      auto start_of = [&](const GradientGroup& g) {
+        return std::max(comm_free, b_end[static_cast<std::size_t>(g.first)]);
+      };
+      for (int l = highest_param - 1; l >= 0; --l) {
+        if (!has_params(l)) continue;
+        GradientGroup single = make_group(layers, l, l, comm);
+        GradientGroup merged = make_group(layers, l, open.last, comm);
+        // Merging delays the open group's start to b[l]'s end but saves one collective's
+        // startup; it pays when the delay is below the saving (docs/model.md).
+        Nanos delay = b_end[static_cast<std::size_t>(l)] - start_of(open);
+        Nanos saving = open.comm + single.comm - merged.comm;
+        if (delay < saving) {
+          open = merged;
+        } else {
+          comm_free = start_of(open) + open.comm;
+          groups.push_back(open);
+          open = single;
+        }
+      }
+      groups.push_back(open);
+      break;
+    }
+  }
+  return groups;
+}
+
+Dag build_ssgd_dag(const SsgdConfig& c) {
+  DAGSGD_CHECK(c.workers >= 1 && c.iterations >= 1);
+  DAGSGD_CHECK(c.slowdown.empty() || static_cast<int>(c.slowdown.size()) == c.workers);
+  const auto L = static_cast<int>(c.layers.size());
+  const auto G = static_cast<int>(c.groups.size());
+  Dag dag;
+  const std::size_t per_worker = static_cast<std::size_t>(2 * L + 3);
+  dag.reserve(static_cast<std::size_t>(c.iterations) *
+                  (static_cast<std::size_t>(c.workers) * per_worker + static_cast<std::size_t>(G)),
+              static_cast<std::size_t>(c.iterations) * static_cast<std::size_t>(c.workers) *
+                  (per_worker + 2 * static_cast<std::size_t>(G) + 2));
+  std::vector<ResourceId> io_res(static_cast<std::size_t>(c.workers));
+  std::vector<ResourceId> copy_res(io_res.size());
+  std::vector<ResourceId> compute_res(io_res.size());
+  for (int w = 0; w < c.workers; ++w) {
+    std::string p = "w" + std::to_string(w) + ".";
+    io_res[static_cast<std::size_t>(w)] = dag.add_resource(p + "io");
+    copy_res[static_cast<std::size_t>(w)] = dag.add_resource(p + "copy");
+    compute_res[static_cast<std::size_t>(w)] = dag.add_resource(p + "compute");
+  }
+  const ResourceId comm_res = dag.add_resource("comm");
+
+  // Which group each layer's backward triggers (the group's first layer), or -1.
+  std::vector<int> triggers(static_cast<std::size_t>(L), -1);
+  for (int g = 0; g < G; ++g) triggers[static_cast<std::size_t>(c.groups[static_cast<std::size_t>(g)].first)] = g;
+
+  std::vector<TaskId> prev_update(static_cast<std::size_t>(c.workers), kNoTask);
+  std::vector<TaskId> prev_h2d(static_cast<std::size_t>(c.workers), kNoTask);
+  std::vector<TaskId> comm_tasks(static_cast<std::size_t>(G));
+  std::vector<std::vector<TaskId>> trigger_tasks(static_cast<std::size_t>(G));
+  std::vector<TaskId> updates(static_cast<std::size_t>(c.workers));
+
+  for (int it = 0; it < c.iterations; ++it) {
+    const auto iter = static_cast<std::int16_t>(it);
+    for (auto& v : trigger_tasks) v.clear();
+    for (int w = 0; w < c.workers; ++w) {
+      const auto wi = static_cast<std::size_t>(w);
+      const double slow = c.slowdown.empty() ? 1.0 : c.slowdown[wi];
+      auto scaled = [slow](Nanos d) {
+        return slow == 1.0 ? d : static_cast<Nanos>(std::llround(static_cast<double>(d) * slow));
+      };
+      TaskId io = dag.add_task(Task{c.io, io_res[wi], w, -1, iter, TaskKind::kIo});
+      TaskId h2d = dag.add_task(Task{c.h2d, copy_res[wi], w, -1, iter, TaskKind::kH2D});
+      dag.add_edge(io, h2d, EdgeKind::kData);
+      if (it > 0) {
+        if (c.prefetch) {
+          dag.add_edge(prev_h2d[wi], io, EdgeKind::kIterationBoundary);
+        } else {
+          dag.add_edge(prev_update[wi], io, EdgeKind::kIterationBoundary);
+        }
+      }
+      prev_h2d[wi] = h2d;
+      TaskId prev = h2d;
+      for (int l = 0; l < L; ++l) {
+        TaskId f = dag.add_task(Task{scaled(c.layers[static_cast<std::size_t>(l)].forward),
+                                     compute_res[wi], w, l, iter, TaskKind::kForward});
+        dag.add_edge(prev, f, l == 0 ? EdgeKind::kData : EdgeKind::kSequence);
+        if (l == 0 && it > 0) dag.add_edge(prev_update[wi], f, EdgeKind::kIterationBoundary);
+        prev = f;
+      }
+      for (int l = L - 1; l >= 0; --l) {
+        TaskId b = dag.add_task(Task{scaled(c.layers[static_cast<std::size_t>(l)].backward),
+                                     compute_res[wi], w, l, iter, TaskKind::kBackward});
+        dag.add_edge(prev, b, EdgeKind::kSequence);
+        prev = b;
+        int g = triggers[static_cast<std::size_t>(l)];
+        if (g >= 0) trigger_tasks[static_cast<std::size_t>(g)].push_back(b);
+      }
+      updates[wi] = dag.add_task(Task{scaled(c.update), compute_res[wi], w, -1, iter,
+                                      TaskKind::kUpdate});
+      dag.add_edge(prev, updates[wi], EdgeKind::kSequence);
+    }
+    // Collectives after every worker's tasks of this iteration, in issue order (output side
+    // first), so task ids follow the order the comm channel serves them.
+    for (int g = 0; g < G; ++g) {
+      const auto gi = static_cast<std::size_t>(g);
+      comm_tasks[gi] = dag.add_task(Task{c.groups[gi].comm, comm_res, -1, g, iter, TaskKind::kComm});
+      for (TaskId b : trigger_tasks[gi]) dag.add_edge(b, comm_tasks[gi], EdgeKind::kCollectiveJoin);
+      for (TaskId u : updates) dag.add_edge(comm_tasks[gi], u, EdgeKind::kData);
+    }
+    prev_update = updates;
+  }
+  dag.finalize();
+  return dag;
+}
+
+namespace {
+Nanos sum_compute(const std::vector<LayerTime>& layers) {
+  Nanos t = 0;
+  for (const auto& l : layers) t += l.forward + l.backward;
+  return t;
+}
+}  // namespace
+
+Nanos closed_form_no_overlap(Nanos io, Nanos h2d, const std::vector<LayerTime>& layers,
+                             Nanos comm_total, Nanos update) {
+  return io + h2d + sum_compute(layers) + comm_total + update;
+}
+
+Nanos closed_form_prefetched(Nanos io, Nanos h2d, const std::vector<LayerTime>& layers,
+                             Nanos comm_total, Nanos update) {
+  return std::max(io + h2d, sum_compute(layers) + comm_total + update);
+}
+
+Nanos closed_form_grouped(const std::vector<LayerTime>& layers,
+                          const std::vector<GradientGroup>& groups, Nanos update) {
+  Nanos t_f = 0;
+  for (const auto& l : layers) t_f += l.forward;
+  const std::vector<Nanos> b_end = backward_ends(layers);
+  Nanos backward_total = layers.empty() ? 0 : b_end[0];
+  Nanos comm_end = 0;
+  for (const auto& g : groups) {
+    comm_end = std::max(comm_end, b_end[static_cast<std::size_t>(g.first)]) + g.comm;
+  }
+  return t_f + std::max(backward_total, comm_end) + update;
+}
+
+}  // namespace dagsgd::model

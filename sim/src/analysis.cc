@@ -1,0 +1,170 @@
+// Iteration windows, interval unions for exposed communication, and the critical-path walk.
+#include "dagsgd/sim/analysis.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace dagsgd::sim {
+
+using model::Nanos;
+using model::TaskId;
+using model::TaskKind;
+
+namespace {
+
+using Interval = std::pair<Nanos, Nanos>;
+
+// Sorts and merges; returns the merged list.
+std::vector<Interval> merge(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, iv.second);
+    } else {
+      out.push_back(iv);
+    }
+  }
+  return out;
+}
+
+Nanos length(const std::vector<Interval>& merged) {
+  Nanos t = 0;
+  for (const auto& iv : merged) t += iv.second - iv.first;
+  return t;
+}
+
+// Length of a minus b, both merged.
+Nanos length_minus(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  Nanos t = 0;
+  std::size_t j = 0;
+  for (const auto& iv : a) {
+    Nanos cur = iv.first;
+    while (j < b.size() && b[j].second <= cur) ++j;
+    std::size_t k = j;
+    while (k < b.size() && b[k].first < iv.second) {
+      if (b[k].first > cur) t += b[k].first - cur;
+      cur = std::max(cur, b[k].second);
+      ++k;
+    }
+    if (cur < iv.second) t += iv.second - cur;
+  }
+  return t;
+}
+
+Interval clip(Nanos s, Nanos e, Nanos lo, Nanos hi) { return {std::max(s, lo), std::min(e, hi)}; }
+
+}  // namespace
+
+IterationAnalysis analyze_iteration(const model::Dag& dag, const SimResult& r, int iteration,
+                                    int worker) {
+  IterationAnalysis a;
+  a.iteration = iteration;
+  a.worker = worker;
+  const auto n = static_cast<TaskId>(dag.task_count());
+  TaskId last = model::kNoTask;
+  for (TaskId t = 0; t < n; ++t) {
+    const auto& task = dag.task(t);
+    if (task.kind != TaskKind::kUpdate) continue;
+    auto ti = static_cast<std::size_t>(t);
+    if (task.iteration == iteration - 1) a.start = std::max(a.start, r.finish[ti]);
+    if (task.iteration == iteration && (last == model::kNoTask || r.finish[ti] > a.end)) {
+      a.end = r.finish[ti];
+      last = t;
+    }
+  }
+  if (last == model::kNoTask) {
+    // A DAG without update tasks (e.g. a partial trace): the iteration ends with its last task.
+    for (TaskId t = 0; t < n; ++t) {
+      auto ti = static_cast<std::size_t>(t);
+      if (dag.task(t).iteration == iteration && r.finish[ti] >= a.end) {
+        a.end = r.finish[ti];
+        last = t;
+      }
+    }
+  }
+
+  std::vector<Interval> busy;  // the worker's own activity
+  std::vector<Interval> compute;
+  std::vector<Interval> comm;
+  for (TaskId t = 0; t < n; ++t) {
+    const auto& task = dag.task(t);
+    auto ti = static_cast<std::size_t>(t);
+    if (task.kind == TaskKind::kComm) {
+      if (task.iteration == iteration) a.breakdown.comm_total += task.duration;
+      comm.push_back(clip(r.start[ti], r.finish[ti], a.start, a.end));
+      continue;
+    }
+    if (task.worker != worker) continue;
+    if (task.iteration == iteration) {
+      switch (task.kind) {
+        case TaskKind::kForward:
+          a.breakdown.forward += task.duration;
+          break;
+        case TaskKind::kBackward:
+          a.breakdown.backward += task.duration;
+          break;
+        case TaskKind::kUpdate:
+          a.breakdown.update += task.duration;
+          break;
+        case TaskKind::kIo:
+          a.breakdown.io += task.duration;
+          break;
+        case TaskKind::kH2D:
+          a.breakdown.h2d += task.duration;
+          break;
+        case TaskKind::kComm:
+          break;
+      }
+    }
+    Interval iv = clip(r.start[ti], r.finish[ti], a.start, a.end);
+    busy.push_back(iv);
+    if (task.kind == TaskKind::kForward || task.kind == TaskKind::kBackward ||
+        task.kind == TaskKind::kUpdate) {
+      compute.push_back(iv);
+    }
+  }
+  auto comm_m = merge(comm);
+  auto compute_m = merge(compute);
+  a.breakdown.comm_exposed = length_minus(comm_m, compute_m);
+  std::vector<Interval> all = busy;
+  all.insert(all.end(), comm.begin(), comm.end());
+  a.breakdown.idle = (a.end - a.start) - length(merge(all));
+
+  // Critical path: from the last task of the iteration back through what gated each start,
+  // until the window's start.
+  CriticalPath& cp = a.critical_path;
+  Nanos cursor = a.end;
+  for (TaskId t = last; t != model::kNoTask;) {
+    auto ti = static_cast<std::size_t>(t);
+    if (r.finish[ti] <= a.start) break;
+    Nanos s = std::max(r.start[ti], a.start);
+    Nanos e = std::min(r.finish[ti], cursor);
+    if (e > s) cp.by_kind[static_cast<std::size_t>(dag.task(t).kind)] += e - s;
+    cp.tasks.push_back(t);
+    TaskId g = r.gate[ti];
+    Nanos gate_end = g == model::kNoTask ? a.start : std::max(r.finish[static_cast<std::size_t>(g)], a.start);
+    if (s > gate_end) cp.wait += s - gate_end;
+    cursor = s;
+    t = g;
+  }
+  std::reverse(cp.tasks.begin(), cp.tasks.end());
+  return a;
+}
+
+std::string bound_kind(const CriticalPath& path, Nanos iteration_time) {
+  auto at = [&](TaskKind k) { return path.by_kind[static_cast<std::size_t>(k)]; };
+  Nanos compute = at(TaskKind::kForward) + at(TaskKind::kBackward);
+  Nanos comm = at(TaskKind::kComm);
+  Nanos input = at(TaskKind::kIo) + at(TaskKind::kH2D);
+  Nanos update = at(TaskKind::kUpdate);
+  (void)iteration_time;
+  Nanos top = std::max({compute, comm, input, update});
+  if (top == comm && comm > 0) return "communication-bound";
+  if (top == input && input > 0) return "input-bound";
+  if (top == update && update > 0 && update > compute) return "update-bound";
+  return "compute-bound";
+}
+
+}  // namespace dagsgd::sim
