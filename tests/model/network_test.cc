@@ -376,6 +376,21 @@ TEST(NetworkLookup, BundledPathAndNameGiveTheSameNetwork) {
   EXPECT_EQ(by_path->layers.size(), bundled("alexnet").layers.size());
 }
 
+// The hand-written example in docs/formats.md must stay a valid definition.
+TEST(NetworkDocs, FormatsExampleLoads) {
+  auto doc = read_file(std::string(DAGSGD_SOURCE_DIR) + "/docs/formats.md");
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  const std::string fence = "```json\n";
+  auto begin = doc->find(fence);
+  ASSERT_NE(begin, std::string::npos);
+  begin += fence.size();
+  auto end = doc->find("```", begin);
+  ASSERT_NE(end, std::string::npos);
+  auto net = parse_network_json(doc->substr(begin, end - begin), "docs/formats.md example");
+  ASSERT_TRUE(net.ok()) << net.error().message;
+  EXPECT_EQ(net->param_elements(), 32 * 784 + 32 + 10 * 32 + 10);
+}
+
 // The committed JSON must be what tools/gen_networks.py writes today.
 TEST(NetworkGenerator, CommittedFilesAreUpToDate) {
   if (std::system("python3 --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
