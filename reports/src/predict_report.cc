@@ -1,0 +1,100 @@
+// Text and JSON renderings of sim::PredictResult.
+#include "dagsgd/reports/predict_report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace dagsgd::reports {
+
+using model::Nanos;
+using model::to_seconds;
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// Milliseconds with 3 decimals, and the share of the iteration.
+std::string ms_share(Nanos t, Nanos total) {
+  std::string s = fmt("%10.3f ms", model::to_millis(t));
+  if (total > 0) s += fmt("  %5.1f%%", 100.0 * static_cast<double>(t) / static_cast<double>(total));
+  return s;
+}
+
+// Seconds rounded to the nanosecond, so JSON numbers are stable across platforms.
+double secs(Nanos t) { return to_seconds(t); }
+
+double round6(double v) { return std::round(v * 1e6) / 1e6; }
+
+}  // namespace
+
+std::string predict_text(const Scenario& scenario, const sim::PredictResult& r) {
+  std::string out;
+  out += "Scenario\n";
+  for (const auto& [k, v] : scenario) out += "  " + k + ": " + v + "\n";
+  out += "\nPrediction\n";
+  out += "  iteration time      " + fmt("%.3f ms", model::to_millis(r.iteration)) + "\n";
+  out += "  throughput          " + fmt("%.1f samples/s", r.throughput) + "\n";
+  out += "  speed-up vs 1 GPU   " + fmt("%.2f", r.speedup) + " on " + std::to_string(r.workers) +
+         " GPUs (efficiency " + fmt("%.1f%%", 100.0 * r.efficiency) + "; 1 GPU: " +
+         fmt("%.3f ms", model::to_millis(r.single_gpu_iteration)) + ")\n";
+  out += "  gradient groups     " + std::to_string(r.groups.size()) + " (largest by " +
+         r.algorithm + ")\n";
+  out += "\nBreakdown of one worker's iteration\n";
+  const auto& b = r.breakdown;
+  out += "  forward        " + ms_share(b.forward, r.iteration) + "\n";
+  out += "  backward       " + ms_share(b.backward, r.iteration) + "\n";
+  out += "  comm (total)   " + ms_share(b.comm_total, r.iteration) + "\n";
+  out += "  comm (exposed) " + ms_share(b.comm_exposed, r.iteration) + "\n";
+  out += "  update         " + ms_share(b.update, r.iteration) + "\n";
+  out += "  io             " + ms_share(b.io, r.iteration) + "\n";
+  out += "  h2d            " + ms_share(b.h2d, r.iteration) + "\n";
+  out += "  idle           " + ms_share(b.idle, r.iteration) + "\n";
+  out += "\nCritical path (" + std::to_string(r.critical_path_tasks) + " tasks)\n";
+  for (const auto& p : r.critical_path) {
+    out += "  " + p.phase + std::string(15 - std::min<std::size_t>(p.phase.size(), 14), ' ') +
+           ms_share(p.time, r.iteration) + "\n";
+  }
+  out += "\nBottleneck: " + r.bottleneck + "\n";
+  return out;
+}
+
+std::string predict_json(const Scenario& scenario, const sim::PredictResult& r) {
+  nlohmann::ordered_json j;
+  nlohmann::ordered_json sc = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : scenario) sc[k] = v;
+  j["scenario"] = sc;
+  j["workers"] = r.workers;
+  j["iteration_time_s"] = secs(r.iteration);
+  j["throughput_samples_per_s"] = round6(r.throughput);
+  j["speedup"] = round6(r.speedup);
+  j["efficiency"] = round6(r.efficiency);
+  j["single_gpu_iteration_time_s"] = secs(r.single_gpu_iteration);
+  const auto& b = r.breakdown;
+  j["breakdown"] = {{"forward", secs(b.forward)},         {"backward", secs(b.backward)},
+                    {"comm_total", secs(b.comm_total)},   {"comm_exposed", secs(b.comm_exposed)},
+                    {"update", secs(b.update)},           {"io", secs(b.io)},
+                    {"h2d", secs(b.h2d)},                 {"idle", secs(b.idle)}};
+  nlohmann::ordered_json cp = nlohmann::ordered_json::object();
+  for (const auto& p : r.critical_path) cp[p.phase] = secs(p.time);
+  j["critical_path"] = {{"tasks", r.critical_path_tasks}, {"composition_s", cp}};
+  j["bound"] = r.bound;
+  j["bottleneck"] = r.bottleneck;
+  j["what_if"] = {{"comm_free_iteration_time_s", secs(r.if_comm_free)},
+                  {"double_bandwidth_iteration_time_s", secs(r.if_double_bandwidth)}};
+  nlohmann::ordered_json groups = nlohmann::ordered_json::array();
+  for (const auto& g : r.groups) {
+    groups.push_back({{"first_layer", g.first}, {"last_layer", g.last}, {"elements", g.elements},
+                      {"comm_s", secs(g.comm)}});
+  }
+  j["gradient_groups"] = groups;
+  j["algorithm"] = r.algorithm;
+  j["simulated"] = {{"tasks", r.tasks}, {"events", r.events}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace dagsgd::reports

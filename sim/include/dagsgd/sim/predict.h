@@ -1,0 +1,65 @@
+// Prediction without a trace: simulate every worker of an S-SGD job and explain the result.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dagsgd/model/comm_model.h"
+#include "dagsgd/model/ssgd.h"
+#include "dagsgd/model/units.h"
+#include "dagsgd/sim/analysis.h"
+
+namespace dagsgd::sim {
+
+// Elastic averaging SGD: workers train locally and average with a center variable every `tau`
+// iterations (moving rate `alpha` changes the math, not the traffic).
+struct EasgdConfig {
+  int tau = 1;
+  double alpha = 0.5;
+};
+
+struct PredictRequest {
+  std::vector<model::LayerTime> layers;  // one worker, one batch
+  int batch = 1;                         // per worker
+  model::Nanos io = 0;
+  model::Nanos h2d = 0;
+  model::Nanos update = 0;
+  bool prefetch = true;
+  model::Topology topology;
+  model::ExchangeConfig exchange;
+  model::OverlapPolicy overlap;
+  std::optional<EasgdConfig> easgd;
+  int iterations = 3;  // simulated; the last is reported
+};
+
+struct PhaseShare {
+  std::string phase;   // io, h2d, forward, backward, comm, update, wait
+  model::Nanos time = 0;
+};
+
+struct PredictResult {
+  int workers = 1;
+  model::Nanos iteration = 0;
+  model::Nanos single_gpu_iteration = 0;
+  double throughput = 0;  // samples/s over all workers
+  double speedup = 0;     // N * t(1) / t(N)
+  double efficiency = 0;  // speedup / N
+  Breakdown breakdown;
+  std::vector<PhaseShare> critical_path;  // composition, largest first
+  std::size_t critical_path_tasks = 0;
+  std::string bound;                      // communication-bound, compute-bound, ...
+  std::string bottleneck;                 // one sentence
+  model::Nanos if_comm_free = 0;          // iteration time with free communication
+  model::Nanos if_double_bandwidth = 0;   // with twice the bandwidth on every link
+  std::vector<model::GradientGroup> groups;
+  std::string algorithm;                  // the algorithm of the largest group
+  std::size_t tasks = 0;
+  std::uint64_t events = 0;
+};
+
+// Builds and simulates the DAG with every worker present (no symmetry shortcut).
+model::Expected<PredictResult> predict(const PredictRequest& request);
+
+}  // namespace dagsgd::sim

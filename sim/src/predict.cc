@@ -1,0 +1,171 @@
+// predict: one DAG per scenario (the job, one GPU, free comm, 2x bandwidth), simulated in full.
+#include "dagsgd/sim/predict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "dagsgd/sim/engine.h"
+
+namespace dagsgd::sim {
+
+using model::Nanos;
+
+namespace {
+
+struct Run {
+  IterationAnalysis analysis;
+  std::vector<model::GradientGroup> groups;
+  std::size_t tasks = 0;
+  std::uint64_t events = 0;
+};
+
+model::Expected<Run> simulate_once(const PredictRequest& req, int workers,
+                                   const model::CommTimeFn& comm, bool with_comm) {
+  model::SsgdConfig c;
+  c.layers = req.layers;
+  c.workers = workers;
+  c.iterations = req.iterations;
+  c.prefetch = req.prefetch;
+  c.io = req.io;
+  c.h2d = req.h2d;
+  c.update = req.update;
+  if (with_comm && workers > 1) c.groups = model::make_groups(c.layers, req.overlap, comm);
+  model::Dag dag = model::build_ssgd_dag(c);
+  auto r = simulate(dag);
+  if (!r.ok()) return r.error();
+  Run run;
+  run.analysis = analyze_iteration(dag, *r, c.iterations - 1, 0);
+  run.groups = std::move(c.groups);
+  run.tasks = dag.task_count();
+  run.events = r->events;
+  return run;
+}
+
+model::Topology faster(model::Topology t, double factor) {
+  t.intra.beta_ns_per_byte /= factor;
+  t.inter.beta_ns_per_byte /= factor;
+  return t;
+}
+
+std::string percent(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * x);
+  return buf;
+}
+
+std::string times_faster(Nanos base, Nanos better) {
+  char buf[64];
+  if (better <= 0 || better >= base) return "no faster";
+  std::snprintf(buf, sizeof buf, "%.2fx faster (-%.0f%%)",
+                static_cast<double>(base) / static_cast<double>(better),
+                100.0 * (1.0 - static_cast<double>(better) / static_cast<double>(base)));
+  return buf;
+}
+
+}  // namespace
+
+model::Expected<PredictResult> predict(const PredictRequest& req) {
+  if (req.layers.empty()) return model::Error{"the network has no layers"};
+  if (req.batch < 1) return model::Error{"the batch size must be at least 1"};
+  if (req.iterations < 2) return model::Error{"simulate at least 2 iterations"};
+  const int workers = req.topology.workers();
+  if (workers < 1) return model::Error{"at least one worker is needed"};
+
+  auto model_n = model::make_comm_model(req.topology, req.exchange);
+  if (!model_n.ok()) return model_n.error();
+  auto model_fast = model::make_comm_model(faster(req.topology, 2.0), req.exchange);
+  if (!model_fast.ok()) return model_fast.error();
+  const model::CommModel& cm = **model_n;
+  const model::CommModel& cm_fast = **model_fast;
+  auto comm = [&cm](std::int64_t e) { return cm.exchange_time(e); };
+  auto comm_fast = [&cm_fast](std::int64_t e) { return cm_fast.exchange_time(e); };
+  auto comm_free = [](std::int64_t) { return Nanos{0}; };
+
+  // With EASGD the per-iteration DAG has no gradient exchange; parameters are averaged with the
+  // center every tau iterations, after the update, with nothing to overlap.
+  const bool easgd = req.easgd.has_value();
+  auto main = simulate_once(req, workers, comm, !easgd);
+  if (!main.ok()) return main.error();
+  auto single = simulate_once(req, 1, comm_free, false);
+  if (!single.ok()) return single.error();
+  auto free_run = simulate_once(req, workers, comm_free, !easgd);
+  if (!free_run.ok()) return free_run.error();
+  auto fast_run = simulate_once(req, workers, comm_fast, !easgd);
+  if (!fast_run.ok()) return fast_run.error();
+
+  PredictResult out;
+  out.workers = workers;
+  out.iteration = main->analysis.time();
+  out.if_comm_free = free_run->analysis.time();
+  out.if_double_bandwidth = fast_run->analysis.time();
+  out.breakdown = main->analysis.breakdown;
+  out.groups = main->groups;
+  out.tasks = main->tasks;
+  out.events = main->events;
+  std::int64_t params = 0;
+  for (const auto& l : req.layers) params += l.param_elements;
+  if (easgd && workers > 1) {
+    const int tau = req.easgd->tau;
+    Nanos exchange = cm.exchange_time(params);
+    Nanos exchange_fast = cm_fast.exchange_time(params);
+    auto amortized = [tau](Nanos local, Nanos ex) {
+      return local + static_cast<Nanos>(std::llround(static_cast<double>(ex) / tau));
+    };
+    out.iteration = amortized(main->analysis.time(), exchange);
+    out.if_double_bandwidth = amortized(main->analysis.time(), exchange_fast);
+    out.breakdown.comm_total = static_cast<Nanos>(std::llround(static_cast<double>(exchange) / tau));
+    out.breakdown.comm_exposed = out.breakdown.comm_total;
+    out.groups = {model::GradientGroup{0, static_cast<int>(req.layers.size()) - 1, params, exchange}};
+  }
+  out.algorithm = workers > 1 ? cm.algorithm_for(params) : "none";
+  if (!out.groups.empty()) {
+    auto largest = std::max_element(out.groups.begin(), out.groups.end(),
+                                     [](const auto& a, const auto& b) { return a.elements < b.elements; });
+    out.algorithm = cm.algorithm_for(largest->elements);
+  }
+  out.single_gpu_iteration = single->analysis.time();
+  out.throughput = static_cast<double>(req.batch) * workers / model::to_seconds(out.iteration);
+  out.speedup = static_cast<double>(workers) * static_cast<double>(out.single_gpu_iteration) /
+                static_cast<double>(out.iteration);
+  out.efficiency = out.speedup / workers;
+
+  const CriticalPath& cp = main->analysis.critical_path;
+  out.critical_path_tasks = cp.tasks.size();
+  for (int k = 0; k < model::kTaskKindCount; ++k) {
+    Nanos t = cp.by_kind[static_cast<std::size_t>(k)];
+    if (t > 0) out.critical_path.push_back({model::task_kind_name(static_cast<model::TaskKind>(k)), t});
+  }
+  if (cp.wait > 0) out.critical_path.push_back({"wait", cp.wait});
+  if (easgd && out.breakdown.comm_total > 0) {
+    out.critical_path.push_back({"comm", out.breakdown.comm_total});
+  }
+  std::stable_sort(out.critical_path.begin(), out.critical_path.end(),
+                   [](const PhaseShare& a, const PhaseShare& b) { return a.time > b.time; });
+
+  const double t = static_cast<double>(out.iteration);
+  const double exposed = static_cast<double>(out.breakdown.comm_exposed) / t;
+  if (workers > 1 && exposed >= 0.25) {
+    out.bound = "communication-bound";
+    out.bottleneck = out.bound + ": " + percent(exposed) +
+                     " of the iteration is exposed gradient aggregation (" + out.algorithm +
+                     "); free communication would be " + times_faster(out.iteration, out.if_comm_free) +
+                     ", twice the bandwidth " + times_faster(out.iteration, out.if_double_bandwidth);
+  } else {
+    out.bound = bound_kind(cp, out.iteration);
+    if (out.bound == "communication-bound") out.bound = "compute-bound";
+    std::string what = out.bound == "input-bound" ? "input loading and copies"
+                       : out.bound == "update-bound" ? "the parameter update"
+                                                     : "forward and backward compute";
+    out.bottleneck = out.bound + ": " + what + " dominate" + (what == "the parameter update" ? "s" : "") +
+                     " the critical path";
+    if (workers > 1) {
+      out.bottleneck += "; exposed communication is " + percent(exposed) +
+                        " of the iteration (free communication would be " +
+                        times_faster(out.iteration, out.if_comm_free) + ")";
+    }
+  }
+  return out;
+}
+
+}  // namespace dagsgd::sim

@@ -1,0 +1,100 @@
+// dagsgd predict as a user runs it: text and JSON, determinism, and bad input with exit code 2.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace dagsgd {
+namespace {
+
+using testing::run_cli;
+
+const char* kScenario =
+    "predict --network resnet50 --batch 64 --gpu v100 --nodes 8 --gpus-per-node 4 "
+    "--intra pcie3 --inter 10gbe --algorithm auto --overlap wfbp";
+
+TEST(PredictCli, JsonHasTheDocumentedFields) {
+  auto r = run_cli(std::string(kScenario) + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"iteration_time_s", "throughput_samples_per_s", "speedup", "efficiency",
+                        "breakdown", "critical_path", "bottleneck"}) {
+    EXPECT_TRUE(j.contains(k)) << k;
+  }
+  for (const char* k : {"forward", "backward", "comm_total", "comm_exposed", "update", "io", "h2d"}) {
+    EXPECT_TRUE(j["breakdown"].contains(k)) << k;
+  }
+  double t = j["iteration_time_s"];
+  EXPECT_GT(t, 0);
+  EXPECT_NEAR(j["throughput_samples_per_s"].get<double>(), 64.0 * 32 / t, 1e-3 * 64 * 32 / t);
+  EXPECT_GT(j["speedup"].get<double>(), 0);
+  EXPECT_LE(j["efficiency"].get<double>(), 1.0 + 1e-9);
+  EXPECT_EQ(j["workers"], 32);
+}
+
+TEST(PredictCli, SameInputSameBytes) {
+  auto a = run_cli(std::string(kScenario) + " --overlap mgwfbp --json");
+  auto b = run_cli(std::string(kScenario) + " --overlap mgwfbp --json");
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(PredictCli, FasterFabricIsNotSlower) {
+  auto slow = nlohmann::json::parse(run_cli(std::string(kScenario) + " --json").out);
+  auto fast = nlohmann::json::parse(
+      run_cli("predict --network resnet50 --batch 64 --gpu v100 --nodes 8 --gpus-per-node 4 "
+              "--intra nvlink2 --inter ib-edr --overlap wfbp --json")
+          .out);
+  EXPECT_LE(fast["iteration_time_s"].get<double>(), slow["iteration_time_s"].get<double>());
+  // fp16 halves the bytes: communication does not grow.
+  auto half = nlohmann::json::parse(run_cli(std::string(kScenario) + " --precision fp16 --json").out);
+  EXPECT_LT(half["breakdown"]["comm_total"].get<double>(),
+            slow["breakdown"]["comm_total"].get<double>());
+}
+
+TEST(PredictCli, TextSaysWhatLimitsTheIteration) {
+  auto r = run_cli(kScenario);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("iteration time"), std::string::npos);
+  EXPECT_NE(r.out.find("Bottleneck: "), std::string::npos);
+  EXPECT_NE(r.out.find("Critical path"), std::string::npos);
+}
+
+TEST(PredictCli, StepTimeScalesComputeOnOneGpu) {
+  auto r = run_cli("predict --network resnet50 --batch 64 --gpu v100 --step-time 0.2529 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  // One GPU, prefetched input: the iteration is the measured step.
+  EXPECT_NEAR(j["iteration_time_s"].get<double>(), 0.2529, 1e-6);
+}
+
+TEST(PredictCli, BadInputIsExitCodeTwoWithAClearMessage) {
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  for (const Case& c : {
+           Case{"predict --network nosuchnet", "resnet50"},
+           Case{"predict --network resnet50 --gpu z80", "v100"},
+           Case{"predict --network resnet50 --inter 3gbe", "10gbe"},
+           Case{"predict --network resnet50 --batch -4", "--batch"},
+           Case{"predict --network resnet50 --batch abc", "--batch"},
+           Case{"predict --network resnet50 --overlap fast", "mgwfbp"},
+           Case{"predict --network resnet50 --algorithm magic", "ring"},
+           Case{"predict --network resnet50 --precision fp8", "fp16"},
+           Case{"predict --network resnet50 --sync easgd:0,0.5", "TAU"},
+           Case{"predict --network resnet50 --topk 2", "--topk"},
+           Case{"predict --network resnet50 --step-time 0", "--step-time"},
+           Case{"predict --network resnet50 --no-such-flag", "no-such-flag"},
+           Case{"predict", "--network"},
+       }) {
+    auto r = run_cli(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find("dagsgd: error:"), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace dagsgd
