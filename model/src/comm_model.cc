@@ -239,10 +239,16 @@ class AnalyticalCommModel final : public CommModel {
 
   Nanos startup_latency() const override { return std::llround(cost(1, /*startup_only=*/true)); }
 
+  // "auto" as NCCL does it: the cheaper of tree and ring at this size (ties: ring), on one node
+  // rings only. Without an eager/rendezvous step this is "tree below
+  // auto_tree_threshold_bytes()"; with one, the choice follows the step too, which keeps the
+  // cost monotone in the size.
   std::string algorithm_for(std::int64_t elements) const override {
     if (config_.topk > 0) return detail::kSparse;
     if (config_.algorithm != detail::kAuto) return config_.algorithm;
-    return dense_bytes(elements) < tree_threshold_ ? "tree" : "ring";
+    if (topo_.nodes <= 1 || tree_threshold_ <= 0) return "ring";
+    return dense_cost("tree", elements, false) < dense_cost("ring", elements, false) ? "tree"
+                                                                                     : "ring";
   }
 
  private:
@@ -252,16 +258,23 @@ class AnalyticalCommModel final : public CommModel {
 
   double cost(std::int64_t elements, bool startup_only) const {
     if (topo_.workers() <= 1 || elements == 0) return 0;
-    Plan plan;
     if (config_.topk > 0) {
       // k values of the chosen precision plus k int32 indices per worker.
       const double k = std::ceil(config_.topk * static_cast<double>(elements));
+      Plan plan;
       detail::sparse_allgather(plan, shape_, k * (bytes_per_element(config_.precision) + 4));
-    } else {
-      auto p = detail::allreduce_plan(algorithm_for(elements), shape_, dense_bytes(elements));
-      DAGSGD_CHECK(p.ok());  // the name was validated by make_comm_model
-      plan = std::move(*p);
+      return price(plan, startup_only);
     }
+    return dense_cost(algorithm_for(elements), elements, startup_only);
+  }
+
+  double dense_cost(const std::string& algorithm, std::int64_t elements, bool startup_only) const {
+    auto plan = detail::allreduce_plan(algorithm, shape_, dense_bytes(elements));
+    DAGSGD_CHECK(plan.ok());  // the name was validated by make_comm_model
+    return price(*plan, startup_only);
+  }
+
+  double price(const Plan& plan, bool startup_only) const {
     double total = 0;
     for (auto phase : plan) {
       const LinkCost& link = phase.link == LinkClass::kIntra ? topo_.intra : topo_.inter;

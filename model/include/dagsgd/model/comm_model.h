@@ -63,9 +63,10 @@ Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
                                                      const ExchangeConfig& config);
 std::vector<std::string> comm_algorithm_names();
 
-// "auto" uses the double binary tree below this many bytes and the ring from it on: the size
-// where the two alpha-beta-gamma costs cross on the inter-node link (0 on one node, where NCCL
-// uses rings). See docs/communication.md.
+// "auto" takes the cheaper of double binary tree and ring, as NCCL's tuning does; without an
+// eager/rendezvous step that is the tree below this many bytes (where the two costs cross on
+// the inter-node link) and the ring from it on. 0 on one node, where NCCL uses rings.
+// See docs/communication.md.
 double auto_tree_threshold_bytes(const Topology& topo);
 
 // The reduction cost of a GPU summing in its memory: read two operands and write one per
