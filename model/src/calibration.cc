@@ -88,6 +88,11 @@ std::vector<std::string> calibration_algorithm_names() { return detail::single_l
 
 Expected<CalibrationResult> calibrate_allreduce(const std::vector<TimingPoint>& points,
                                                 const CalibrationOptions& options) {
+  return calibrate_allreduce(std::vector<TimingSeries>{{options.ranks, points}}, options);
+}
+
+Expected<CalibrationResult> calibrate_allreduce(const std::vector<TimingSeries>& series,
+                                                const CalibrationOptions& options) {
   const auto names = calibration_algorithm_names();
   if (std::find(names.begin(), names.end(), options.algorithm) == names.end()) {
     std::string valid;
@@ -95,70 +100,82 @@ Expected<CalibrationResult> calibrate_allreduce(const std::vector<TimingPoint>& 
     return Error{"cannot calibrate algorithm '" + options.algorithm +
                  "' from one log; valid algorithms: " + valid};
   }
-  if (options.ranks < 2) {
-    return Error{"calibration needs at least 2 ranks, got " + std::to_string(options.ranks)};
-  }
-  std::set<Bytes> sizes;
-  for (const auto& pt : points) {
-    if (pt.bytes <= 0 || !(pt.nanos > 0) || !std::isfinite(pt.nanos)) {
-      std::ostringstream msg;
-      msg << "point (" << pt.bytes << " bytes, " << pt.nanos << " ns): sizes and times must be > 0";
-      return Error{msg.str()};
+  // Flattened rows, each with its plan (a one-level shape: every rank on its own node, so the
+  // plan prices the one link we fit) and the largest message it sends.
+  struct Row {
+    TimingPoint point;
+    int ranks = 0;
+    Plan plan;
+    double largest = 0;
+  };
+  std::vector<Row> rows;
+  std::set<std::pair<int, Bytes>> sizes;
+  for (const auto& s : series) {
+    if (s.ranks < 2) {
+      return Error{"calibration needs at least 2 ranks, got " + std::to_string(s.ranks)};
     }
-    sizes.insert(pt.bytes);
+    for (const auto& pt : s.points) {
+      if (pt.bytes <= 0 || !(pt.nanos > 0) || !std::isfinite(pt.nanos)) {
+        std::ostringstream msg;
+        msg << "point (" << pt.bytes << " bytes, " << pt.nanos
+            << " ns): sizes and times must be > 0";
+        return Error{msg.str()};
+      }
+      auto plan = detail::allreduce_plan(options.algorithm, detail::Shape{s.ranks, 1, 0},
+                                         static_cast<double>(pt.bytes));
+      DAGSGD_TRY(plan);
+      const double largest = largest_message(*plan);
+      rows.push_back({pt, s.ranks, std::move(*plan), largest});
+      sizes.emplace(s.ranks, pt.bytes);
+    }
   }
   if (sizes.size() < 3) {
     return Error{"calibration needs at least 3 distinct message sizes, got " +
                  std::to_string(sizes.size())};
   }
 
-  // A one-level shape: every rank on its own node, so the plan prices the one link we fit.
-  const detail::Shape shape{options.ranks, 1, 0};
-  const auto n = static_cast<Eigen::Index>(points.size());
-  std::vector<Plan> plans;
+  const auto n = static_cast<Eigen::Index>(rows.size());
   Eigen::MatrixXd base(n, 2);
   Eigen::VectorXd y = Eigen::VectorXd::Ones(n);  // relative: every row divided by its time
   for (Eigen::Index i = 0; i < n; ++i) {
-    const auto& pt = points[static_cast<std::size_t>(i)];
-    auto plan = detail::allreduce_plan(options.algorithm, shape, static_cast<double>(pt.bytes));
-    DAGSGD_TRY(plan);
+    const Row& row = rows[static_cast<std::size_t>(i)];
     double messages = 0;
     double wire = 0;
-    for (const auto& ph : *plan) {
+    for (const auto& ph : row.plan) {
       messages += ph.messages;
       wire += ph.wire_bytes;
     }
-    base(i, 0) = messages / pt.nanos;
-    base(i, 1) = wire / pt.nanos;
-    plans.push_back(std::move(*plan));
+    base(i, 0) = messages / row.point.nanos;
+    base(i, 1) = wire / row.point.nanos;
   }
 
   Candidate best = nnls(base, y);
-  double best_bic = bic(best.rss, points.size(), 2);
+  double best_bic = bic(best.rss, rows.size(), 2);
   if (options.fit_step) {
-    // The largest message at each size, so a split between sizes s_i and s_(i+1) puts every
-    // message of s_i (and below) under the limit.
-    std::vector<std::pair<Bytes, double>> size_max;  // sorted by size
-    for (Bytes s : sizes) {
-      auto plan = detail::allreduce_plan(options.algorithm, shape, static_cast<double>(s));
-      DAGSGD_TRY(plan);
-      size_max.emplace_back(s, largest_message(*plan));
-    }
-    for (std::size_t k = 0; k + 1 < size_max.size(); ++k) {
-      const auto limit = static_cast<Bytes>(std::ceil(size_max[k].second));
-      if (limit <= 0 || !(size_max[k + 1].second > static_cast<double>(limit))) continue;
+    // Candidate limits: the largest message of each size. With one rank count, trying each
+    // in turn is trying each split between consecutive sizes: the limit puts every message of
+    // that size and the smaller ones under it, and the next size above it.
+    std::set<Bytes> limits;
+    for (const auto& row : rows) limits.insert(static_cast<Bytes>(std::ceil(row.largest)));
+    for (Bytes limit : limits) {
+      const auto above = [&](double bytes) { return bytes > static_cast<double>(limit); };
+      if (limit <= 0 ||
+          std::none_of(rows.begin(), rows.end(), [&](const Row& r) { return above(r.largest); })) {
+        continue;
+      }
       Eigen::MatrixXd a(n, 3);
       a.leftCols(2) = base;
       for (Eigen::Index i = 0; i < n; ++i) {
+        const Row& row = rows[static_cast<std::size_t>(i)];
         double rendezvous = 0;
-        for (const auto& ph : plans[static_cast<std::size_t>(i)]) {
-          if (ph.message_bytes > static_cast<double>(limit)) rendezvous += ph.messages;
+        for (const auto& ph : row.plan) {
+          if (above(ph.message_bytes)) rendezvous += ph.messages;
         }
-        a(i, 2) = rendezvous / points[static_cast<std::size_t>(i)].nanos;
+        a(i, 2) = rendezvous / row.point.nanos;
       }
       Candidate c = nnls(a, y);
       if (c.coef(2) <= 0) continue;  // no step after all: the two-parameter fit covers it
-      const double c_bic = bic(c.rss, points.size(), 4);
+      const double c_bic = bic(c.rss, rows.size(), 4);
       if (c_bic < best_bic) {
         best = c;
         best.eager_limit = limit;
@@ -169,7 +186,10 @@ Expected<CalibrationResult> calibrate_allreduce(const std::vector<TimingPoint>& 
 
   CalibrationResult r;
   r.algorithm = options.algorithm;
-  r.ranks = options.ranks;
+  r.ranks = series.front().ranks;
+  for (const auto& s : series) {
+    if (s.ranks != r.ranks) r.ranks = 0;
+  }
   r.link.alpha_ns = best.coef(0);
   r.link.beta_ns_per_byte = best.coef(1);
   if (best.eager_limit > 0) {
@@ -178,21 +198,21 @@ Expected<CalibrationResult> calibrate_allreduce(const std::vector<TimingPoint>& 
   }
   double sq = 0;
   double sq_rel = 0;
-  for (std::size_t i = 0; i < points.size(); ++i) {
+  for (const auto& row : rows) {
     double fitted = 0;
-    for (const auto& ph : plans[i]) fitted += detail::phase_cost(ph, r.link);
-    const double err = fitted - points[i].nanos;
-    const double rel = err / points[i].nanos;
-    r.points.push_back({points[i].bytes, points[i].nanos, fitted, rel});
+    for (const auto& ph : row.plan) fitted += detail::phase_cost(ph, r.link);
+    const double err = fitted - row.point.nanos;
+    const double rel = err / row.point.nanos;
+    r.points.push_back({row.point.bytes, row.point.nanos, fitted, rel, row.ranks});
     sq += err * err;
     sq_rel += rel * rel;
     if (std::abs(rel) > r.max_relative_error) {
       r.max_relative_error = std::abs(rel);
-      r.max_error_bytes = points[i].bytes;
+      r.max_error_bytes = row.point.bytes;
     }
   }
-  r.rms_ns = std::sqrt(sq / static_cast<double>(points.size()));
-  r.rms_relative = std::sqrt(sq_rel / static_cast<double>(points.size()));
+  r.rms_ns = std::sqrt(sq / static_cast<double>(rows.size()));
+  r.rms_relative = std::sqrt(sq_rel / static_cast<double>(rows.size()));
   return r;
 }
 

@@ -97,6 +97,32 @@ TEST(Calibration, FabricEntryFromFit) {
   EXPECT_TRUE(LinkCost::from_fabric(*f).beta_ns_per_byte > 0);
 }
 
+TEST(Calibration, SeveralRankCountsTellFormulasApart) {
+  LinkCost l;
+  l.alpha_ns = 30'000;
+  l.beta_ns_per_byte = 1.5;
+  l.eager_limit = 8192;
+  l.rendezvous_ns = 60'000;
+  std::vector<TimingSeries> series;
+  for (int p : {2, 4, 8}) series.push_back({p, synthetic(l, "recursive_doubling", p)});
+  CalibrationOptions o;
+  o.algorithm = "recursive_doubling";
+  auto rd = calibrate_allreduce(series, o);
+  ASSERT_TRUE(rd.ok()) << rd.error().message;
+  EXPECT_EQ(rd->ranks, 0);
+  EXPECT_EQ(rd->points.size(), 3 * 19u);
+  EXPECT_EQ(rd->points.back().ranks, 8);
+  EXPECT_NEAR(rd->link.alpha_ns, 30'000, 5);
+  EXPECT_NEAR(rd->link.beta_ns_per_byte, 1.5, 1e-4);
+  EXPECT_EQ(rd->link.eager_limit, 8192);
+  EXPECT_NEAR(rd->link.rendezvous_ns, 60'000, 10);
+  // The ring's 2(p-1) messages cannot follow recursive doubling's lg p across p = 2, 4, 8.
+  o.algorithm = "ring";
+  auto ring = calibrate_allreduce(series, o);
+  ASSERT_TRUE(ring.ok());
+  EXPECT_GT(ring->rms_relative, 100 * rd->rms_relative + 0.01);
+}
+
 TEST(Calibration, BadInput) {
   CalibrationOptions o;
   o.ranks = 4;

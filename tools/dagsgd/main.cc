@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   Action action;
   // Subcommands, in the order `dagsgd --help` lists them.
+  add_calibrate(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -18,9 +18,15 @@ struct TimingPoint {
   double nanos = 0;
 };
 
+// The measurements of one rank count (one benchmark log).
+struct TimingSeries {
+  int ranks = 0;  // p, at least 2
+  std::vector<TimingPoint> points;
+};
+
 struct CalibrationOptions {
   std::string algorithm = "ring";  // one of calibration_algorithm_names()
-  int ranks = 0;                   // p, at least 2
+  int ranks = 0;                   // p, at least 2 (the single-series overload)
   bool fit_step = true;            // also look for an eager/rendezvous step
 };
 
@@ -29,11 +35,12 @@ struct PointFit {
   double measured_ns = 0;
   double fitted_ns = 0;
   double relative_error = 0;  // (fitted - measured) / measured
+  int ranks = 0;
 };
 
 struct CalibrationResult {
   std::string algorithm;
-  int ranks = 0;
+  int ranks = 0;  // p; 0 when the series had different rank counts
   // alpha, beta, and the step (eager_limit 0: none). gamma is 0: the reduction cost grows with
   // the bytes like the wire time does, so the fitted beta includes it.
   LinkCost link;
@@ -51,6 +58,10 @@ struct CalibrationResult {
 // between consecutive sizes; the step is kept only if it wins on the Bayesian information
 // criterion (it costs two parameters: the break point and the extra latency).
 Expected<CalibrationResult> calibrate_allreduce(const std::vector<TimingPoint>& points,
+                                                const CalibrationOptions& options);
+// One link fitted to several rank counts at once (options.ranks is not used): the formula must
+// then explain how the time grows with p too, which tells formulas apart.
+Expected<CalibrationResult> calibrate_allreduce(const std::vector<TimingSeries>& series,
                                                 const CalibrationOptions& options);
 
 // Algorithms a single log can calibrate (those whose cost uses one link class).
