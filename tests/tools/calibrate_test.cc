@@ -162,3 +162,34 @@ TEST(Calibrate, BadInputExitsTwo) {
 }
 
 }  // namespace
+
+namespace {
+
+// The catalog's measured 10gbe-bcaffe-k80 entry is what its stated command produces.
+TEST(Calibrate, CatalogEntryIsReproducible) {
+  CliResult r;
+  const std::string cmd = "cd " + kBcaffe + " && " + DAGSGD_BINARY +
+                          " calibrate allreduce2.log allreduce4.log allreduce8.log --algorithm "
+                          "ring --name 10gbe-bcaffe-k80 --nominal-gbps 10 --json 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  ASSERT_EQ(::pclose(p), 0) << r.out;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  auto catalog = dagsgd::model::HardwareCatalog::load_default();
+  ASSERT_TRUE(catalog.ok());
+  auto entry = catalog->fabric("10gbe-bcaffe-k80");
+  ASSERT_TRUE(entry.ok());
+  const auto& fit = j["fabric"];
+  EXPECT_NEAR(fit["achievable_gbps"].get<double>() * 1e9 / 8, entry->achievable_bandwidth, 1e3);
+  EXPECT_NEAR(fit["latency_us"].get<double>() * 1e3, static_cast<double>(entry->latency), 1);
+  EXPECT_EQ(fit["eager_limit_bytes"].get<std::int64_t>(), entry->eager_limit);
+  EXPECT_NEAR(fit["rendezvous_latency_us"].get<double>() * 1e3,
+              static_cast<double>(entry->rendezvous_latency), 1);
+  EXPECT_DOUBLE_EQ(entry->nominal_bandwidth, 1.25e9);
+}
+
+}  // namespace
