@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   Action action;
   // Subcommands, in the order `dagsgd --help` lists them.
   add_predict(app, action);
+  add_calibrate(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

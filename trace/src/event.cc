@@ -24,8 +24,8 @@ const char* phase_name(Phase p) {
 }
 
 Phase phase_from_name(const std::string& name) {
-  for (Phase p : {Phase::kIo, Phase::kH2D, Phase::kForward, Phase::kBackward, Phase::kComm,
-                  Phase::kUpdate}) {
+  for (Phase p :
+       {Phase::kIo, Phase::kH2D, Phase::kForward, Phase::kBackward, Phase::kComm, Phase::kUpdate}) {
     if (name == phase_name(p)) return p;
   }
   return Phase::kNone;

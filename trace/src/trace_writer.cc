@@ -155,8 +155,7 @@ TraceWriter& TraceWriter::operator=(TraceWriter&& other) noexcept {
   return *this;
 }
 
-model::Expected<TraceWriter> TraceWriter::open(const std::string& path,
-                                               const DistributedInfo& info,
+model::Expected<TraceWriter> TraceWriter::open(const std::string& path, const DistributedInfo& info,
                                                std::int64_t base_time_ns,
                                                std::size_t buffer_bytes) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -42,6 +42,9 @@ struct ExchangeConfig {
   std::string algorithm = "auto";
   Precision precision = Precision::kFp32;
   double topk = 0;  // 0: dense; else the fraction of gradient elements sent (values + indices)
+  // ps only: 0 = one shard on every worker (colocated); s > 0 = s dedicated server nodes,
+  // reached through the inter-node link.
+  int ps_servers = 0;
 };
 
 // The cost of aggregating one gradient group; implementations are chosen by name.
@@ -59,5 +62,15 @@ class CommModel {
 Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
                                                      const ExchangeConfig& config);
 std::vector<std::string> comm_algorithm_names();
+
+// "auto" takes the cheaper of double binary tree and ring, as NCCL's tuning does; without an
+// eager/rendezvous step that is the tree below this many bytes (where the two costs cross on
+// the inter-node link) and the ring from it on. 0 on one node, where NCCL uses rings.
+// See docs/communication.md.
+double auto_tree_threshold_bytes(const Topology& topo);
+
+// The reduction cost of a GPU summing in its memory: read two operands and write one per
+// element, so 3 bytes of memory traffic per byte reduced (a gamma for LinkCost).
+double reduction_ns_per_byte(const GpuSpec& gpu);
 
 }  // namespace dagsgd::model

@@ -51,4 +51,8 @@ class HardwareCatalog {
   std::vector<FabricSpec> fabrics_;
 };
 
+// One fabric as a JSON object in the catalog's file schema (human units: Gbit/s, microseconds),
+// so that what `dagsgd calibrate` writes loads back through add_fabric_file.
+std::string fabric_to_json(const FabricSpec& f);
+
 }  // namespace dagsgd::model

@@ -50,12 +50,12 @@ struct Arg {
 struct Event {
   std::string name;
   std::string cat;
-  char ph = 'X';            // 'X' complete, 'i' instant, 's'/'f' flow, 'M' metadata, 'C' counter
-  model::Nanos ts = 0;      // since the trace's time base
-  model::Nanos dur = 0;     // for 'X'
+  char ph = 'X';         // 'X' complete, 'i' instant, 's'/'f' flow, 'M' metadata, 'C' counter
+  model::Nanos ts = 0;   // since the trace's time base
+  model::Nanos dur = 0;  // for 'X'
   std::int64_t pid = 0;
   std::int64_t tid = 0;
-  std::int64_t id = -1;     // flow id for 's'/'f' (e.g. the CUPTI correlation id); -1 = none
+  std::int64_t id = -1;  // flow id for 's'/'f' (e.g. the CUPTI correlation id); -1 = none
   std::vector<Arg> args;
 
   Event& add(std::string key, ArgValue value) {

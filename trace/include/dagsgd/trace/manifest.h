@@ -10,8 +10,8 @@
 namespace dagsgd::trace {
 
 struct IterationStats {
-  int warmup = 0;                    // leading iterations excluded from the statistics
-  std::vector<double> times_s;       // every measured iteration, warm-up included
+  int warmup = 0;               // leading iterations excluded from the statistics
+  std::vector<double> times_s;  // every measured iteration, warm-up included
   double mean_s = 0;
   double p50_s = 0;
   double p95_s = 0;
@@ -22,16 +22,16 @@ void compute_stats(IterationStats& s);
 
 struct RunManifest {
   std::string tool_version;
-  std::string kind;                          // "train" or "collect"
-  std::vector<std::string> command;          // argv of what ran
+  std::string kind;                  // "train" or "collect"
+  std::vector<std::string> command;  // argv of what ran
   int ranks = 0;
-  std::vector<std::string> hosts;            // per rank
-  std::string model;                         // model name or file ("" for collect)
+  std::vector<std::string> hosts;             // per rank
+  std::string model;                          // model name or file ("" for collect)
   std::map<std::string, std::string> config;  // runtime configuration, flag -> value
   IterationStats iterations;
-  double clock_residual_ns = 0;              // max residual of cross-rank clock alignment
-  std::vector<std::string> traces;           // trace file names, relative to the run directory
-  std::string status = "ok";                 // "ok", or what went wrong
+  double clock_residual_ns = 0;     // max residual of cross-rank clock alignment
+  std::vector<std::string> traces;  // trace file names, relative to the run directory
+  std::string status = "ok";        // "ok", or what went wrong
 };
 
 std::string manifest_to_json(const RunManifest& m);

@@ -1,0 +1,358 @@
+// The alpha-beta-gamma cost of every allreduce algorithm dagsgd models, in one place (house
+// style: NCCL's tuning.cc). One function per algorithm builds its phases; the table at the end
+// names them. Notation: p workers, M bytes per worker, alpha per message, beta per byte on the
+// wire, gamma per byte reduced, lg = log2.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "allreduce_plan.h"
+#include "dagsgd/model/check.h"
+#include "dagsgd/model/comm_model.h"
+
+namespace dagsgd::model {
+namespace detail {
+namespace {
+
+int floor_log2(int p) {
+  int k = 0;
+  while ((2 << k) <= p) ++k;
+  return k;
+}
+
+int ceil_log2(int p) {
+  int k = floor_log2(p);
+  return (1 << k) < p ? k + 1 : k;
+}
+
+// Flat algorithms over more than one node are bound by the inter-node link (each ring or tree
+// edge that leaves a node crosses its NIC); on one node by the intra-node link.
+LinkClass flat_link(const Shape& s) { return s.nodes > 1 ? LinkClass::kInter : LinkClass::kIntra; }
+
+// Ring (reduce-scatter then allgather, p-1 steps each of M/p):
+//   2(p-1)·α + 2(p-1)/p·M·β + (p-1)/p·M·γ
+void ring_over(Plan& plan, LinkClass link, int p, double m) {
+  const double steps = p - 1;
+  plan.push_back({link, steps, m / p, steps / p * m, steps / p * m});  // reduce-scatter
+  plan.push_back({link, steps, m / p, steps / p * m, 0});              // allgather
+}
+void ring(Plan& plan, const Shape& s, double m) { ring_over(plan, flat_link(s), s.workers(), m); }
+
+// Double binary tree (NCCL >= 2.4), pipelined: two trees each carry M/2; every rank is inner in
+// one tree and a leaf in the other, so it sends and receives M per phase. Reduce up, then
+// broadcast down, each lg p deep (d = ceil(lg p)):
+//   2d·α + 2M·β + M·γ
+void tree(Plan& plan, const Shape& s, double m) {
+  const double depth = ceil_log2(s.workers());
+  plan.push_back({flat_link(s), depth, m / 2, m, m});  // reduce
+  plan.push_back({flat_link(s), depth, m / 2, m, 0});  // broadcast
+}
+
+// Non-power-of-two p (MPICH): the r = p - p' extra ranks (p' = 2^floor(lg p)) first fold
+// their vector into a partner (α + Mβ + Mγ) and get the result back at the end (α + Mβ).
+void fold_in(Plan& plan, LinkClass link, int p, double m) {
+  if (p != (1 << floor_log2(p))) plan.push_back({link, 1, m, m, m});
+}
+void fold_out(Plan& plan, LinkClass link, int p, double m) {
+  if (p != (1 << floor_log2(p))) plan.push_back({link, 1, m, m, 0});
+}
+
+// Recursive doubling: lg p' exchanges of the whole vector:
+//   lg p'·(α + M·β + M·γ)  [+ fold-in/out when p is not a power of two]
+void recursive_doubling(Plan& plan, const Shape& s, double m) {
+  const LinkClass link = flat_link(s);
+  const int p = s.workers();
+  fold_in(plan, link, p, m);
+  const double steps = floor_log2(p);
+  plan.push_back({link, steps, m, steps * m, steps * m});
+  fold_out(plan, link, p, m);
+}
+
+// Rabenseifner: reduce-scatter by recursive halving (M/2, M/4, ... M/p'), allgather by
+// recursive doubling (M/p', ..., M/2):
+//   2·lg p'·α + 2(p'-1)/p'·M·β + (p'-1)/p'·M·γ  [+ fold-in/out]
+void rabenseifner(Plan& plan, const Shape& s, double m) {
+  const LinkClass link = flat_link(s);
+  const int p = s.workers();
+  const int levels = floor_log2(p);
+  fold_in(plan, link, p, m);
+  for (int k = 1; k <= levels; ++k) {
+    const double chunk = m / (1 << k);
+    plan.push_back({link, 1, chunk, chunk, chunk});
+  }
+  for (int k = levels; k >= 1; --k) {
+    const double chunk = m / (1 << k);
+    plan.push_back({link, 1, chunk, chunk, 0});
+  }
+  fold_out(plan, link, p, m);
+}
+
+// Sharded parameter server: push shards, servers sum, pull shards.
+// Colocated (one shard on every worker, s = 0): each worker sends its p-1 foreign shards and
+// serves one, the same volume as the ring:
+//   2(p-1)·α + 2(p-1)/p·M·β + (p-1)/p·M·γ
+// s dedicated servers (always across the inter-node link): a worker's link carries M, a
+// server's p·M/s, and the busiest endpoint handles max(s, p) messages per direction:
+//   2·max(s,p)·α + 2·max(M, p·M/s)·β + (p-1)·M/s·γ
+void ps(Plan& plan, const Shape& s, double m) {
+  const int p = s.workers();
+  if (s.ps_servers == 0) {
+    const LinkClass link = flat_link(s);
+    plan.push_back({link, p - 1.0, m / p, (p - 1.0) / p * m, (p - 1.0) / p * m});  // push
+    plan.push_back({link, p - 1.0, m / p, (p - 1.0) / p * m, 0});                  // pull
+    return;
+  }
+  const double servers = s.ps_servers;
+  const double messages = std::max(servers, static_cast<double>(p));
+  const double wire = std::max(m, p * m / servers);
+  plan.push_back({LinkClass::kInter, messages, m / servers, wire, (p - 1) * m / servers});
+  plan.push_back({LinkClass::kInter, messages, m / servers, wire, 0});
+}
+
+// Alltoall-sum-allgather (Theano-MPI): each worker sends chunk j to worker j (pairwise, p-1
+// steps of M/p), sums the p chunks it owns, and allgathers the sums:
+//   2(p-1)·α + 2(p-1)/p·M·β + (p-1)/p·M·γ
+// Equal to the ring on a non-blocking full-duplex fabric; they differ under contention (the
+// flow-level tier), not here.
+void asa(Plan& plan, const Shape& s, double m) {
+  const LinkClass link = flat_link(s);
+  const int p = s.workers();
+  plan.push_back({link, p - 1.0, m / p, (p - 1.0) / p * m, 0});  // alltoall
+  plan.push_back({link, 0, 0, 0, (p - 1.0) / p * m});            // sum
+  plan.push_back({link, p - 1.0, m / p, (p - 1.0) / p * m, 0});  // allgather
+}
+
+// Hierarchical, n nodes of g workers: intra-node reduce-scatter (ring, g), inter-node ring
+// allreduce of each worker's M/g shard among the n nodes (the g shards' rings run in parallel
+// and share the node's NIC, which so carries M), intra-node allgather:
+//   intra: 2(g-1)·α_i + 2(g-1)/g·M·β_i + (g-1)/g·M·γ_i
+//   inter: 2(n-1)·α_e + 2(n-1)/n·M·β_e + (n-1)/n·(M/g)·γ_e
+void hier(Plan& plan, const Shape& s, double m) {
+  const int n = s.nodes;
+  const int g = s.gpus_per_node;
+  if (n == 1) return ring_over(plan, LinkClass::kIntra, g, m);
+  if (g == 1) return ring_over(plan, LinkClass::kInter, n, m);
+  plan.push_back({LinkClass::kIntra, g - 1.0, m / g, (g - 1.0) / g * m, (g - 1.0) / g * m});
+  plan.push_back(
+      {LinkClass::kInter, 2.0 * (n - 1), m / g / n, 2.0 * (n - 1) / n * m, (n - 1.0) / n * m / g});
+  plan.push_back({LinkClass::kIntra, g - 1.0, m / g, (g - 1.0) / g * m, 0});
+}
+
+// Sparsified exchange (top-k, Distributed SLIDE style): every worker contributes k values and
+// k int32 indices (M_local bytes); a ring allgather gathers them all, and each worker sums
+// locally:  (p-1)·α + (p-1)·M_local·β
+void sparse_allgather(Plan& plan, const Shape& s, double local_bytes) {
+  const double steps = s.workers() - 1;
+  plan.push_back({flat_link(s), steps, local_bytes, steps * local_bytes, 0});
+}
+
+using PlanFn = void (*)(Plan&, const Shape&, double);
+struct Algorithm {
+  const char* name;
+  PlanFn plan;
+  bool single_link;  // its plan uses one link class; calibration can fit it from one log
+};
+// The table. "auto" is resolved before it (tree below auto_tree_threshold_bytes, else ring).
+constexpr Algorithm kAlgorithms[] = {
+    {"ring", ring, true},
+    {"tree", tree, true},
+    {"recursive_doubling", recursive_doubling, true},
+    {"rabenseifner", rabenseifner, true},
+    {"ps", ps, true},
+    {"asa", asa, true},
+    {"hier", hier, false},
+};
+constexpr const char* kAuto = "auto";
+constexpr const char* kSparse = "allgather";
+
+std::string valid_names() {
+  std::string out;
+  for (const auto& n : comm_algorithm_names()) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+const Algorithm* find_algorithm(const std::string& name) {
+  for (const auto& a : kAlgorithms) {
+    if (name == a.name) return &a;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Expected<Plan> allreduce_plan(const std::string& algorithm, const Shape& shape, double bytes) {
+  const Algorithm* a = find_algorithm(algorithm);
+  if (a == nullptr) {
+    return Error{"unknown algorithm '" + algorithm + "'; valid algorithms: " + valid_names()};
+  }
+  Plan plan;
+  if (shape.workers() > 1) a->plan(plan, shape, bytes);
+  return plan;
+}
+
+std::vector<std::string> single_link_algorithms() {
+  std::vector<std::string> out;
+  for (const auto& a : kAlgorithms) {
+    if (a.single_link) out.emplace_back(a.name);
+  }
+  return out;
+}
+
+double phase_cost(const Phase& phase, const LinkCost& link) {
+  double startup = link.alpha_ns;
+  if (link.eager_limit > 0 && phase.message_bytes > static_cast<double>(link.eager_limit)) {
+    startup += link.rendezvous_ns;
+  }
+  return phase.messages * startup + phase.wire_bytes * link.beta_ns_per_byte +
+         phase.reduce_bytes * link.gamma_ns_per_byte;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::LinkClass;
+using detail::Plan;
+
+Expected<void> check_link(const LinkCost& l, const std::string& which) {
+  auto bad = [](double v) { return !std::isfinite(v) || v < 0; };
+  if (bad(l.alpha_ns) || bad(l.beta_ns_per_byte) || bad(l.gamma_ns_per_byte) ||
+      bad(l.rendezvous_ns) || l.eager_limit < 0) {
+    return Error{which + " link: costs must be finite and >= 0"};
+  }
+  return ok();
+}
+
+class AnalyticalCommModel final : public CommModel {
+ public:
+  AnalyticalCommModel(const Topology& topo, const ExchangeConfig& config)
+      : topo_(topo),
+        config_(config),
+        shape_{topo.nodes, topo.gpus_per_node, config.ps_servers},
+        tree_threshold_(auto_tree_threshold_bytes(topo)) {}
+
+  Nanos exchange_time(std::int64_t elements) const override {
+    if (elements < 0) throw std::invalid_argument("exchange_time: negative element count");
+    return std::llround(cost(elements, /*startup_only=*/false));
+  }
+
+  Nanos startup_latency() const override { return std::llround(cost(1, /*startup_only=*/true)); }
+
+  // "auto" as NCCL does it: the cheaper of tree and ring at this size (ties: ring), on one node
+  // rings only. Without an eager/rendezvous step this is "tree below
+  // auto_tree_threshold_bytes()"; with one, the choice follows the step too, which keeps the
+  // cost monotone in the size.
+  std::string algorithm_for(std::int64_t elements) const override {
+    if (config_.topk > 0) return detail::kSparse;
+    if (config_.algorithm != detail::kAuto) return config_.algorithm;
+    if (topo_.nodes <= 1 || tree_threshold_ <= 0) return "ring";
+    return dense_cost("tree", elements, false) < dense_cost("ring", elements, false) ? "tree"
+                                                                                     : "ring";
+  }
+
+ private:
+  double dense_bytes(std::int64_t elements) const {
+    return static_cast<double>(elements) * bytes_per_element(config_.precision);
+  }
+
+  double cost(std::int64_t elements, bool startup_only) const {
+    if (topo_.workers() <= 1 || elements == 0) return 0;
+    if (config_.topk > 0) {
+      // k values of the chosen precision plus k int32 indices per worker.
+      const double k = std::ceil(config_.topk * static_cast<double>(elements));
+      Plan plan;
+      detail::sparse_allgather(plan, shape_, k * (bytes_per_element(config_.precision) + 4));
+      return price(plan, startup_only);
+    }
+    return dense_cost(algorithm_for(elements), elements, startup_only);
+  }
+
+  double dense_cost(const std::string& algorithm, std::int64_t elements, bool startup_only) const {
+    auto plan = detail::allreduce_plan(algorithm, shape_, dense_bytes(elements));
+    DAGSGD_CHECK(plan.ok());  // the name was validated by make_comm_model
+    return price(*plan, startup_only);
+  }
+
+  double price(const Plan& plan, bool startup_only) const {
+    double total = 0;
+    for (auto phase : plan) {
+      const LinkCost& link = phase.link == LinkClass::kIntra ? topo_.intra : topo_.inter;
+      if (startup_only) phase = {phase.link, phase.messages, 0, 0, 0};
+      total += detail::phase_cost(phase, link);
+    }
+    return total;
+  }
+
+  Topology topo_;
+  ExchangeConfig config_;
+  detail::Shape shape_;
+  double tree_threshold_;
+};
+
+}  // namespace
+
+LinkCost LinkCost::from_fabric(const FabricSpec& f) {
+  LinkCost l;
+  l.alpha_ns = static_cast<double>(f.latency);
+  l.beta_ns_per_byte = f.achievable_bandwidth > 0 ? 1e9 / f.achievable_bandwidth : 0;
+  l.eager_limit = f.eager_limit;
+  l.rendezvous_ns = static_cast<double>(f.rendezvous_latency);
+  return l;
+}
+
+Expected<Precision> parse_precision(const std::string& s) {
+  if (s == "fp32") return Precision::kFp32;
+  if (s == "fp16") return Precision::kFp16;
+  return Error{"unknown precision '" + s + "'; valid precisions: fp32, fp16"};
+}
+
+int bytes_per_element(Precision p) { return p == Precision::kFp16 ? 2 : 4; }
+
+std::vector<std::string> comm_algorithm_names() {
+  std::vector<std::string> names;
+  for (const auto& a : detail::kAlgorithms) names.emplace_back(a.name);
+  names.emplace_back(detail::kAuto);
+  return names;
+}
+
+// Tree minus ring (from the two formulas above, on the inter-node link):
+//   2α(p-1-d) - M(2β+γ)/p,  d = ceil(lg p)
+// so the tree is cheaper below M* = 2pα(p-1-d) / (2β+γ). The eager/rendezvous step is left out
+// of the choice, as NCCL's tuning leaves MPI protocol steps out.
+double auto_tree_threshold_bytes(const Topology& topo) {
+  if (topo.nodes <= 1) return 0;
+  const int p = topo.workers();
+  const double latency_gain = p - 1 - detail::ceil_log2(p);
+  if (latency_gain <= 0) return 0;
+  const double per_byte = 2 * topo.inter.beta_ns_per_byte + topo.inter.gamma_ns_per_byte;
+  if (per_byte <= 0) return std::numeric_limits<double>::infinity();
+  return 2 * p * topo.inter.alpha_ns * latency_gain / per_byte;
+}
+
+double reduction_ns_per_byte(const GpuSpec& gpu) {
+  return gpu.memory_bandwidth > 0 ? 3 * 1e9 / gpu.memory_bandwidth : 0;
+}
+
+Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
+                                                     const ExchangeConfig& config) {
+  if (topo.nodes < 1 || topo.gpus_per_node < 1) {
+    return Error{"topology needs at least 1 node and 1 GPU per node, got " +
+                 std::to_string(topo.nodes) + " x " + std::to_string(topo.gpus_per_node)};
+  }
+  DAGSGD_TRY(check_link(topo.intra, "intra-node"));
+  DAGSGD_TRY(check_link(topo.inter, "inter-node"));
+  if (config.algorithm != detail::kAuto && detail::find_algorithm(config.algorithm) == nullptr) {
+    return Error{"unknown algorithm '" + config.algorithm +
+                 "'; valid algorithms: " + detail::valid_names()};
+  }
+  if (!(config.topk >= 0 && config.topk <= 1)) {
+    return Error{"topk must be a fraction in [0, 1], got " + std::to_string(config.topk)};
+  }
+  if (config.ps_servers < 0) {
+    return Error{"ps_servers must be >= 0, got " + std::to_string(config.ps_servers)};
+  }
+  return std::unique_ptr<CommModel>(std::make_unique<AnalyticalCommModel>(topo, config));
+}
+
+}  // namespace dagsgd::model

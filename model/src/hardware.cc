@@ -1,0 +1,303 @@
+// Loading the GPU and interconnect catalogs (datasets/hardware/*.json): human units in the files,
+// SI units (bytes/s, FLOP/s, ns) in memory; every row validated with its file and position.
+#include "dagsgd/model/hardware.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "dagsgd/model/io.h"
+#include "dagsgd/model/paths.h"
+
+namespace dagsgd::model {
+namespace {
+
+using Json = nlohmann::json;
+
+// File units -> SI. Gbit/s (1e9 bits) for links, as network and NVLink datasheets state them.
+constexpr double kBytesPerSecPerGbps = 1e9 / 8;
+constexpr double kBytesPerSecPerGBps = 1e9;
+constexpr double kFlopsPerTflops = 1e12;
+
+const std::vector<std::string> kGpuFields = {"name",        "description",         "fp32_tflops",
+                                             "fp16_tflops", "memory_gbytes_per_s", "source"};
+const std::vector<std::string> kFabricFields = {"name",
+                                                "description",
+                                                "scope",
+                                                "nominal_gbps",
+                                                "achievable_gbps",
+                                                "latency_us",
+                                                "eager_limit_bytes",
+                                                "rendezvous_latency_us",
+                                                "source"};
+const std::vector<std::string> kScopes = {"intra", "inter", "both"};
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// Reads the fields of one row; each accessor's error names the field.
+class Row {
+ public:
+  explicit Row(const Json& j) : j_(j) {}
+
+  Expected<void> only_fields(const std::vector<std::string>& allowed) const {
+    for (const auto& [key, value] : j_.items()) {
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        return Error{"unknown field '" + key + "'; valid fields: " + join(allowed)};
+      }
+    }
+    return ok();
+  }
+
+  Expected<std::string> text(const std::string& key) const {
+    auto it = j_.find(key);
+    if (it == j_.end()) return Error{"missing '" + key + "'"};
+    if (!it->is_string() || it->get<std::string>().empty()) {
+      return Error{"'" + key + "' must be a non-empty string"};
+    }
+    return it->get<std::string>();
+  }
+
+  // A finite number >= 0 (> 0 when `positive`); `fallback` when absent and not required.
+  Expected<double> number(const std::string& key, bool required, bool positive,
+                          double fallback = 0) const {
+    auto it = j_.find(key);
+    if (it == j_.end()) {
+      if (required) return Error{"missing '" + key + "'"};
+      return fallback;
+    }
+    if (!it->is_number()) return Error{"'" + key + "' must be a number, got " + it->dump()};
+    double v = it->get<double>();
+    if (!std::isfinite(v) || v < 0 || (positive && v == 0)) {
+      return Error{"'" + key + "' must be " + (positive ? "> 0" : ">= 0") + ", got " + it->dump()};
+    }
+    return v;
+  }
+
+ private:
+  const Json& j_;
+};
+
+std::string row_context(const std::string& kind, std::size_t index, const Json& row) {
+  std::string ctx = kind + " " + std::to_string(index);
+  if (row.is_object()) {
+    auto it = row.find("name");
+    if (it != row.end() && it->is_string()) ctx += " ('" + it->get<std::string>() + "')";
+  }
+  return ctx;
+}
+
+Expected<GpuSpec> parse_gpu(const Json& j) {
+  if (!j.is_object()) return Error{"must be an object"};
+  Row row(j);
+  DAGSGD_TRY(row.only_fields(kGpuFields));
+  GpuSpec g;
+  auto name = row.text("name");
+  DAGSGD_TRY(name);
+  g.name = *name;
+  auto description = row.text("description");
+  DAGSGD_TRY(description);
+  g.description = *description;
+  auto source = row.text("source");
+  DAGSGD_TRY(source);
+  g.source = *source;
+  auto fp32 = row.number("fp32_tflops", true, true);
+  DAGSGD_TRY(fp32);
+  g.fp32_flops = *fp32 * kFlopsPerTflops;
+  auto fp16 = row.number("fp16_tflops", true, true);
+  DAGSGD_TRY(fp16);
+  g.fp16_flops = *fp16 * kFlopsPerTflops;
+  auto mem = row.number("memory_gbytes_per_s", true, true);
+  DAGSGD_TRY(mem);
+  g.memory_bandwidth = *mem * kBytesPerSecPerGBps;
+  return g;
+}
+
+Expected<FabricSpec> parse_fabric(const Json& j) {
+  if (!j.is_object()) return Error{"must be an object"};
+  Row row(j);
+  DAGSGD_TRY(row.only_fields(kFabricFields));
+  FabricSpec f;
+  auto name = row.text("name");
+  DAGSGD_TRY(name);
+  f.name = *name;
+  auto description = row.text("description");
+  DAGSGD_TRY(description);
+  f.description = *description;
+  auto source = row.text("source");
+  DAGSGD_TRY(source);
+  f.source = *source;
+  auto scope = row.text("scope");
+  DAGSGD_TRY(scope);
+  if (std::find(kScopes.begin(), kScopes.end(), *scope) == kScopes.end()) {
+    return Error{"unknown scope '" + *scope + "'; valid scopes: " + join(kScopes)};
+  }
+  f.scope = *scope;
+  auto nominal = row.number("nominal_gbps", true, true);
+  DAGSGD_TRY(nominal);
+  auto achievable = row.number("achievable_gbps", true, true);
+  DAGSGD_TRY(achievable);
+  // A collective cannot beat the wire; a larger value is a unit slip (GB/s written as Gbit/s).
+  if (*achievable > *nominal) {
+    std::ostringstream msg;
+    msg << "'achievable_gbps' (" << *achievable << ") exceeds 'nominal_gbps' (" << *nominal << ")";
+    return Error{msg.str()};
+  }
+  f.nominal_bandwidth = *nominal * kBytesPerSecPerGbps;
+  f.achievable_bandwidth = *achievable * kBytesPerSecPerGbps;
+  auto latency = row.number("latency_us", true, false);
+  DAGSGD_TRY(latency);
+  f.latency = from_micros(*latency);
+  auto eager = row.number("eager_limit_bytes", false, false);
+  DAGSGD_TRY(eager);
+  if (*eager != std::floor(*eager)) return Error{"'eager_limit_bytes' must be a whole number"};
+  f.eager_limit = static_cast<Bytes>(*eager);
+  auto rendezvous = row.number("rendezvous_latency_us", false, false);
+  DAGSGD_TRY(rendezvous);
+  if (*rendezvous > 0 && f.eager_limit == 0) {
+    return Error{"'rendezvous_latency_us' needs 'eager_limit_bytes' > 0"};
+  }
+  f.rendezvous_latency = from_micros(*rendezvous);
+  return f;
+}
+
+Expected<Json> parse_json_file(const std::string& path) {
+  auto text = read_file(path);
+  DAGSGD_TRY(text);
+  Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+  if (j.is_discarded()) return Error{"hardware file '" + path + "': not valid JSON"};
+  return j;
+}
+
+// Rows of a catalog file: {"<key>": [...]}, a bare list, or (fabric files) one object.
+Expected<std::vector<const Json*>> catalog_rows(const Json& doc, const std::string& key) {
+  std::vector<const Json*> rows;
+  const Json* list = nullptr;
+  if (doc.is_array()) {
+    list = &doc;
+  } else if (doc.is_object() && doc.contains(key)) {
+    list = &doc[key];
+    if (!list->is_array()) return Error{"'" + key + "' must be a list"};
+    for (const auto& [k, v] : doc.items()) {
+      if (k != key && k != "description") {
+        return Error{"unknown top-level field '" + k + "'; valid: description, " + key};
+      }
+    }
+  } else if (doc.is_object() && doc.contains("name")) {
+    rows.push_back(&doc);
+    return rows;
+  } else {
+    return Error{"expected an object with a '" + key + "' list, a list, or a single entry"};
+  }
+  for (const auto& row : *list) rows.push_back(&row);
+  return rows;
+}
+
+template <class Spec, class Parse>
+Expected<std::vector<Spec>> load_rows(const std::string& path, const std::string& key,
+                                      const std::string& kind, Parse parse) {
+  const std::string file_ctx = "hardware file '" + path + "'";
+  auto doc = parse_json_file(path);
+  DAGSGD_TRY(doc);
+  auto rows = catalog_rows(*doc, key);
+  if (!rows) return with_context(file_ctx, rows.error());
+  std::vector<Spec> out;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < rows->size(); ++i) {
+    const Json& row = *(*rows)[i];
+    auto spec = parse(row);
+    if (!spec) return with_context(file_ctx + ": " + row_context(kind, i, row), spec.error());
+    if (!seen.insert(spec->name).second) {
+      return Error{file_ctx + ": " + row_context(kind, i, row) + ": duplicate name"};
+    }
+    out.push_back(std::move(*spec));
+  }
+  if (out.empty()) return Error{file_ctx + ": no " + kind + " entries"};
+  return out;
+}
+
+template <class Spec>
+Expected<Spec> find_by_name(const std::vector<Spec>& specs, const std::string& name,
+                            const std::string& kind) {
+  std::vector<std::string> names;
+  for (const auto& s : specs) {
+    if (s.name == name) return s;
+    names.push_back(s.name);
+  }
+  std::sort(names.begin(), names.end());
+  return Error{"unknown " + kind + " '" + name + "'; valid " + kind + "s: " + join(names)};
+}
+
+// Six significant digits: what a fitted or converted value is worth, and readable in a file.
+nlohmann::ordered_json human_number(double v) {
+  std::ostringstream s;
+  s.precision(6);
+  s << v;
+  return nlohmann::ordered_json::parse(s.str());
+}
+
+}  // namespace
+
+Expected<HardwareCatalog> HardwareCatalog::load_default() {
+  return load(data_path("hardware/gpus.json"), data_path("hardware/fabrics.json"));
+}
+
+Expected<HardwareCatalog> HardwareCatalog::load(const std::string& gpus_path,
+                                                const std::string& fabrics_path) {
+  HardwareCatalog catalog;
+  auto gpus = load_rows<GpuSpec>(gpus_path, "gpus", "gpu", parse_gpu);
+  DAGSGD_TRY(gpus);
+  catalog.gpus_ = std::move(*gpus);
+  auto fabrics = load_rows<FabricSpec>(fabrics_path, "fabrics", "fabric", parse_fabric);
+  DAGSGD_TRY(fabrics);
+  catalog.fabrics_ = std::move(*fabrics);
+  return catalog;
+}
+
+Expected<void> HardwareCatalog::add_fabric_file(const std::string& path) {
+  auto fabrics = load_rows<FabricSpec>(path, "fabrics", "fabric", parse_fabric);
+  DAGSGD_TRY(fabrics);
+  for (auto& f : *fabrics) {
+    auto it = std::find_if(fabrics_.begin(), fabrics_.end(),
+                           [&](const FabricSpec& g) { return g.name == f.name; });
+    if (it != fabrics_.end()) {
+      *it = std::move(f);
+    } else {
+      fabrics_.push_back(std::move(f));
+    }
+  }
+  return ok();
+}
+
+Expected<GpuSpec> HardwareCatalog::gpu(const std::string& name) const {
+  return find_by_name(gpus_, name, "gpu");
+}
+
+Expected<FabricSpec> HardwareCatalog::fabric(const std::string& name) const {
+  return find_by_name(fabrics_, name, "fabric");
+}
+
+std::string fabric_to_json(const FabricSpec& f) {
+  // Ordered, so the entry reads like the catalog rows (name first, source last).
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  j["name"] = f.name;
+  j["description"] = f.description;
+  j["scope"] = f.scope;
+  j["nominal_gbps"] = human_number(f.nominal_bandwidth / kBytesPerSecPerGbps);
+  j["achievable_gbps"] = human_number(f.achievable_bandwidth / kBytesPerSecPerGbps);
+  j["latency_us"] = human_number(to_micros(f.latency));
+  if (f.eager_limit > 0) {
+    j["eager_limit_bytes"] = f.eager_limit;
+    j["rendezvous_latency_us"] = human_number(to_micros(f.rendezvous_latency));
+  }
+  j["source"] = f.source;
+  return j.dump(2);
+}
+
+}  // namespace dagsgd::model

@@ -1,0 +1,154 @@
+// The bundled hardware catalogs load, and bad catalog files are rejected with file and row.
+#include "dagsgd/model/hardware.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "dagsgd/model/io.h"
+#include "dagsgd/model/paths.h"
+
+namespace dagsgd::model {
+namespace {
+
+std::string temp_file(const std::string& name, const std::string& content) {
+  std::string path = ::testing::TempDir() + "/" + std::to_string(::getpid()) + "-" + name;
+  auto w = write_file(path, content, /*force=*/true);
+  EXPECT_TRUE(w.ok()) << w.error().message;
+  return path;
+}
+
+const char* kFabric = R"({"name": "lab", "description": "lab cluster", "scope": "inter",
+  "nominal_gbps": 10, "achievable_gbps": 8, "latency_us": 20, "eager_limit_bytes": 8192,
+  "rendezvous_latency_us": 60, "source": "measured"})";
+
+TEST(Hardware, DefaultCatalogLoads) {
+  auto c = HardwareCatalog::load_default();
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  for (const char* g : {"k80", "p100", "v100", "a100", "h100", "h200"}) {
+    EXPECT_TRUE(c->gpu(g).ok()) << g;
+  }
+  for (const char* f :
+       {"pcie3",   "pcie4",         "pcie5",       "nvlink1", "nvlink2", "nvlink3", "nvlink4",
+        "nvlink5", "nvswitch-a100", "1gbe",        "10gbe",   "25gbe",   "40gbe",   "100gbe",
+        "200gbe",  "400gbe",        "100gbe-roce", "ib-fdr",  "ib-edr",  "ib-hdr",  "ib-ndr"}) {
+    EXPECT_TRUE(c->fabric(f).ok()) << f;
+  }
+  for (const auto& f : c->fabrics()) {
+    EXPECT_FALSE(f.source.empty()) << f.name;
+    EXPECT_LE(f.achievable_bandwidth, f.nominal_bandwidth) << f.name;
+  }
+  auto v100 = c->gpu("v100");
+  EXPECT_DOUBLE_EQ(v100->fp32_flops, 15.7e12);
+  EXPECT_DOUBLE_EQ(v100->memory_bandwidth, 900e9);
+  auto ten = c->fabric("10gbe");
+  EXPECT_DOUBLE_EQ(ten->nominal_bandwidth, 1.25e9);  // 10 Gbit/s in bytes/s
+  EXPECT_EQ(ten->latency, 15'000);                   // 15 us in ns
+  EXPECT_EQ(ten->eager_limit, 65'536);
+  EXPECT_EQ(ten->scope, "inter");
+  EXPECT_EQ(c->fabric("nvlink2")->nominal_bandwidth, 150e9);
+}
+
+TEST(Hardware, UnknownNamesListValidOnes) {
+  auto c = HardwareCatalog::load_default();
+  ASSERT_TRUE(c.ok());
+  auto g = c->gpu("b300");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("'b300'"), std::string::npos);
+  EXPECT_NE(g.error().message.find("v100"), std::string::npos);
+  auto f = c->fabric("omnipath");
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().message.find("ib-edr"), std::string::npos) << f.error().message;
+}
+
+TEST(Hardware, AddFabricFileSingleObjectOrList) {
+  auto c = HardwareCatalog::load_default();
+  ASSERT_TRUE(c.ok());
+  const auto before = c->fabrics().size();
+  ASSERT_TRUE(c->add_fabric_file(temp_file("one.json", kFabric)).ok());
+  EXPECT_EQ(c->fabrics().size(), before + 1);
+  auto lab = c->fabric("lab");
+  ASSERT_TRUE(lab.ok());
+  EXPECT_DOUBLE_EQ(lab->achievable_bandwidth, 1e9);
+  EXPECT_EQ(lab->rendezvous_latency, 60'000);
+  // A list that replaces "10gbe" by name and adds another.
+  std::string list = std::string("[") + kFabric + "]";
+  auto pos = list.find("\"lab\"");
+  list.replace(pos, 5, "\"10gbe\"");
+  ASSERT_TRUE(c->add_fabric_file(temp_file("list.json", list)).ok());
+  EXPECT_EQ(c->fabrics().size(), before + 1);
+  EXPECT_EQ(c->fabric("10gbe")->source, "measured");
+}
+
+TEST(Hardware, JsonRoundTrip) {
+  FabricSpec f;
+  f.name = "fit";
+  f.description = "fitted";
+  f.scope = "inter";
+  f.nominal_bandwidth = 1.25e9;
+  f.achievable_bandwidth = 1.1e9;
+  f.latency = 12'345;
+  f.eager_limit = 8192;
+  f.rendezvous_latency = 50'000;
+  f.source = "dagsgd calibrate";
+  const std::string text = fabric_to_json(f);
+  EXPECT_NE(text.find("\"achievable_gbps\": 8.8"), std::string::npos) << text;
+  HardwareCatalog c = *HardwareCatalog::load_default();
+  ASSERT_TRUE(c.add_fabric_file(temp_file("rt.json", text)).ok());
+  auto back = c.fabric("fit");
+  ASSERT_TRUE(back.ok());
+  EXPECT_DOUBLE_EQ(back->achievable_bandwidth, 1.1e9);
+  EXPECT_EQ(back->latency, 12'345);
+  EXPECT_EQ(back->eager_limit, 8192);
+  EXPECT_EQ(back->rendezvous_latency, 50'000);
+}
+
+// Each bad file is rejected with the file, the row and what is wrong.
+TEST(Hardware, BadRowsNameFileAndRow) {
+  struct Case {
+    std::string edit_from, edit_to, expect;
+  };
+  const Case cases[] = {
+      {"\"achievable_gbps\": 8", "\"achievable_gbps\": 80", "exceeds 'nominal_gbps'"},
+      {"\"latency_us\": 20", "\"latency_us\": -1", "'latency_us' must be >= 0"},
+      {"\"latency_us\": 20", "\"latency_ms\": 20", "unknown field 'latency_ms'"},
+      {"\"scope\": \"inter\"", "\"scope\": \"rack\"", "unknown scope 'rack'"},
+      {"\"nominal_gbps\": 10", "\"nominal_gbps\": \"ten\"", "'nominal_gbps' must be a number"},
+      {"\"source\": \"measured\"", "\"sauce\": \"measured\"", "unknown field 'sauce'"},
+      {"\"eager_limit_bytes\": 8192,", "", "needs 'eager_limit_bytes'"},
+  };
+  for (const auto& k : cases) {
+    std::string row = kFabric;
+    auto pos = row.find(k.edit_from);
+    ASSERT_NE(pos, std::string::npos) << k.edit_from;
+    row.replace(pos, k.edit_from.size(), k.edit_to);
+    const std::string doc = std::string(R"({"fabrics": [)") + kFabric + "," + row + "]}";
+    const std::string path = temp_file("bad.json", doc);
+    HardwareCatalog c = *HardwareCatalog::load_default();
+    auto r = c.add_fabric_file(path);
+    ASSERT_FALSE(r.ok()) << k.edit_to;
+    const auto& msg = r.error().message;
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_NE(msg.find("fabric 1"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(k.expect), std::string::npos) << msg;
+  }
+}
+
+TEST(Hardware, BadFiles) {
+  HardwareCatalog c = *HardwareCatalog::load_default();
+  auto r = c.add_fabric_file(temp_file("broken.json", "{\"fabrics\": ["));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not valid JSON"), std::string::npos);
+  r = c.add_fabric_file(temp_file("dup.json", std::string("[") + kFabric + "," + kFabric + "]"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("duplicate"), std::string::npos);
+  r = c.add_fabric_file("/nonexistent/fabric.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("/nonexistent/fabric.json"), std::string::npos);
+  auto g = HardwareCatalog::load(temp_file("g.json", R"({"gpus": [{"name": "x"}]})"),
+                                 data_path("hardware/fabrics.json"));
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("gpu 0 ('x'): missing"), std::string::npos) << g.error().message;
+}
+
+}  // namespace
+}  // namespace dagsgd::model

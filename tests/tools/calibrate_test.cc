@@ -1,0 +1,195 @@
+// `dagsgd calibrate` end to end: the real B-Caffe OSU logs in, a fit and a loadable fabric out;
+// bad input exits 2 with a message that says where.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "dagsgd/model/hardware.h"
+#include "dagsgd/model/io.h"
+
+namespace {
+
+const std::string kBcaffe = std::string(DAGSGD_SHARED_DATA) + "/published/b-caffe/";
+
+struct CliResult {
+  int code = -1;
+  std::string out;  // stdout, or stdout + stderr with `merge`
+};
+
+CliResult run(const std::string& args, bool merge = true) {
+  const std::string cmd =
+      std::string(DAGSGD_BINARY) + " " + args + (merge ? " 2>&1" : " 2>/dev/null");
+  CliResult r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string temp_dir() {
+  std::string d = ::testing::TempDir() + "/calibrate-" + std::to_string(::getpid());
+  ::mkdir(d.c_str(), 0755);
+  return d;
+}
+
+bool contains(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+
+TEST(Calibrate, FitsBcaffeAllreduce4) {
+  CliResult r = run("calibrate " + kBcaffe + "allreduce4.log --ranks 4");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "fit: alpha")) << r.out;
+  // The 8 KiB -> 12 KiB jump of the log is the step: ring messages are M/4, so 2048 bytes.
+  EXPECT_TRUE(contains(r.out, "messages above 2048 bytes")) << r.out;
+  EXPECT_TRUE(contains(r.out, "    4        12288         223.94")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\"name\": \"allreduce4\"")) << r.out;
+  EXPECT_TRUE(contains(r.out, "--ranks 4 --algorithm ring")) << r.out;
+  EXPECT_FALSE(contains(r.out, "note:")) << r.out;
+}
+
+TEST(Calibrate, InfersRanksFromFileNameAndSaysSo) {
+  CliResult r = run("calibrate " + kBcaffe + "allreduce8.log");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "using 8 from the file name")) << r.out;
+  EXPECT_TRUE(contains(r.out, "(p=8)")) << r.out;
+}
+
+TEST(Calibrate, JsonOutput) {
+  CliResult r = run("calibrate " + kBcaffe + "allreduce2.log --algorithm recursive_doubling --json",
+                    /*merge=*/false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["ranks"], nlohmann::json::array({2}));
+  EXPECT_EQ(j["algorithm"], "recursive_doubling");
+  EXPECT_EQ(j["points"].size(), 266u);
+  EXPECT_EQ(j["points"][0]["bytes"], 4);
+  EXPECT_DOUBLE_EQ(j["points"][0]["measured_us"].get<double>(), 31.92);
+  // recursive doubling on 2 ranks sends the whole vector: the step sits at 8 KiB.
+  EXPECT_EQ(j["eager_limit_bytes"], 8192);
+  EXPECT_GT(j["alpha_us"].get<double>(), 0);
+  EXPECT_GT(j["bandwidth_gbps"].get<double>(), 1);
+  EXPECT_LT(j["bandwidth_gbps"].get<double>(), 10);  // a 10 GbE cluster
+  EXPECT_LT(j["rms_relative_error"].get<double>(), 0.2);
+  EXPECT_EQ(j["fabric"]["name"], "allreduce2");
+}
+
+TEST(Calibrate, OutWritesALoadableFabricAndRefusesToOverwrite) {
+  const std::string out = temp_dir() + "/fit.json";
+  std::remove(out.c_str());
+  CliResult r = run("calibrate " + kBcaffe +
+                    "allreduce4.log --ranks 4 --name lab --nominal-gbps 10 "
+                    "--out " +
+                    out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "wrote '" + out + "'")) << r.out;
+  auto catalog = dagsgd::model::HardwareCatalog::load_default();
+  ASSERT_TRUE(catalog.ok());
+  auto added = catalog->add_fabric_file(out);
+  ASSERT_TRUE(added.ok()) << added.error().message;
+  auto lab = catalog->fabric("lab");
+  ASSERT_TRUE(lab.ok());
+  EXPECT_DOUBLE_EQ(lab->nominal_bandwidth, 1.25e9);
+  EXPECT_LT(lab->achievable_bandwidth, lab->nominal_bandwidth);
+  EXPECT_EQ(lab->eager_limit, 2048);
+  EXPECT_GT(lab->latency, 0);
+
+  CliResult again = run("calibrate " + kBcaffe + "allreduce4.log --ranks 4 --out " + out);
+  EXPECT_EQ(again.code, 2) << again.out;
+  EXPECT_TRUE(contains(again.out, "dagsgd: error:")) << again.out;
+  EXPECT_TRUE(contains(again.out, "--force")) << again.out;
+  CliResult forced =
+      run("calibrate " + kBcaffe + "allreduce4.log --ranks 4 --out " + out + " --force");
+  EXPECT_EQ(forced.code, 0) << forced.out;
+}
+
+TEST(Calibrate, SeveralLogsFittedTogether) {
+  CliResult r = run("calibrate " + kBcaffe + "allreduce2.log " + kBcaffe + "allreduce4.log " +
+                    kBcaffe + "allreduce8.log");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "(p=2)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "(p=8)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\"name\": \"allreduce2+allreduce4+allreduce8\"")) << r.out;
+  CliResult bad =
+      run("calibrate " + kBcaffe + "allreduce2.log " + kBcaffe + "allreduce4.log --ranks 2");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_TRUE(contains(bad.out, "--ranks applies to one log")) << bad.out;
+}
+
+TEST(Calibrate, BadInputExitsTwo) {
+  CliResult algo = run("calibrate " + kBcaffe + "allreduce4.log --algorithm butterfly");
+  EXPECT_EQ(algo.code, 2);
+  EXPECT_TRUE(contains(algo.out, "unknown --algorithm 'butterfly'")) << algo.out;
+  EXPECT_TRUE(contains(algo.out, "recursive_doubling")) << algo.out;
+
+  CliResult missing = run("calibrate /nonexistent/allreduce4.log");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_TRUE(contains(missing.out, "/nonexistent/allreduce4.log")) << missing.out;
+
+  CliResult one = run("calibrate " + kBcaffe + "allreduce4.log --ranks 1");
+  EXPECT_EQ(one.code, 2);
+  EXPECT_TRUE(contains(one.out, "at least 2")) << one.out;
+
+  const std::string dir = temp_dir();
+  auto text = dagsgd::model::read_file(kBcaffe + "allreduce4.log");
+  ASSERT_TRUE(text.ok());
+  ASSERT_TRUE(dagsgd::model::write_file(dir + "/osu.log", *text, true).ok());
+  CliResult noranks = run("calibrate " + dir + "/osu.log");
+  EXPECT_EQ(noranks.code, 2);
+  EXPECT_TRUE(contains(noranks.out, "pass --ranks P")) << noranks.out;
+
+  std::string broken = *text;
+  broken.replace(broken.find("12288"), 5, "12x88");
+  ASSERT_TRUE(dagsgd::model::write_file(dir + "/broken4.log", broken, true).ok());
+  CliResult malformed = run("calibrate " + dir + "/broken4.log");
+  EXPECT_EQ(malformed.code, 2);
+  EXPECT_TRUE(contains(malformed.out, "broken4.log': line 16: size '12x88'")) << malformed.out;
+
+  CliResult usage = run("calibrate");
+  EXPECT_EQ(usage.code, 2);
+}
+
+}  // namespace
+
+namespace {
+
+// The catalog's measured 10gbe-bcaffe-k80 entry is what its stated command produces.
+TEST(Calibrate, CatalogEntryIsReproducible) {
+  CliResult r;
+  const std::string cmd = "cd " + kBcaffe + " && " + DAGSGD_BINARY +
+                          " calibrate allreduce2.log allreduce4.log allreduce8.log --algorithm "
+                          "ring --name 10gbe-bcaffe-k80 --nominal-gbps 10 --json 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  ASSERT_EQ(::pclose(p), 0) << r.out;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  auto catalog = dagsgd::model::HardwareCatalog::load_default();
+  ASSERT_TRUE(catalog.ok());
+  auto entry = catalog->fabric("10gbe-bcaffe-k80");
+  ASSERT_TRUE(entry.ok());
+  const auto& fit = j["fabric"];
+  EXPECT_NEAR(fit["achievable_gbps"].get<double>() * 1e9 / 8, entry->achievable_bandwidth, 1e3);
+  EXPECT_NEAR(fit["latency_us"].get<double>() * 1e3, static_cast<double>(entry->latency), 1);
+  EXPECT_EQ(fit["eager_limit_bytes"].get<std::int64_t>(), entry->eager_limit);
+  EXPECT_NEAR(fit["rendezvous_latency_us"].get<double>() * 1e3,
+              static_cast<double>(entry->rendezvous_latency), 1);
+  EXPECT_DOUBLE_EQ(entry->nominal_bandwidth, 1.25e9);
+}
+
+}  // namespace

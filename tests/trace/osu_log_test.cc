@@ -1,0 +1,119 @@
+// The micro-benchmark log reader on B-Caffe's real OSU logs, nccl-tests output and damaged logs.
+#include "dagsgd/trace/osu_log.h"
+
+#include <gtest/gtest.h>
+
+namespace dagsgd::trace {
+namespace {
+
+const std::string kBcaffe = std::string(DAGSGD_SHARED_DATA) + "/published/b-caffe/";
+
+TEST(OsuLog, ReadsBcaffeAllreduceLogs) {
+  auto four = read_latency_log(kBcaffe + "allreduce4.log");
+  ASSERT_TRUE(four.ok()) << four.error().message;
+  EXPECT_EQ(four->format, "osu");
+  EXPECT_EQ(four->benchmark, "OSU MPI Allreduce Latency Test v5.4.0");
+  EXPECT_FALSE(four->ranks.has_value());
+  ASSERT_EQ(four->points.size(), 266u);  // 4 B to 1 MiB
+  EXPECT_EQ(four->points.front().bytes, 4);
+  EXPECT_DOUBLE_EQ(four->points.front().latency_us, 54.50);
+  EXPECT_EQ(four->points.front().line, 4);
+  EXPECT_EQ(four->points.back().bytes, 1'048'576);
+  EXPECT_DOUBLE_EQ(four->points.back().latency_us, 2251.96);
+  // The eager-to-rendezvous step the README points out: 8 KiB -> 12 KiB.
+  EXPECT_EQ(four->points[11].bytes, 8192);
+  EXPECT_EQ(four->points[12].bytes, 12288);
+  EXPECT_GT(four->points[12].latency_us, 2 * four->points[11].latency_us);
+}
+
+TEST(OsuLog, RankPrefixedRows) {
+  // allreduce2.log and allreduce8.log prefix every row with "<ranks>,".
+  for (int p : {2, 8}) {
+    auto log = read_latency_log(kBcaffe + "allreduce" + std::to_string(p) + ".log");
+    ASSERT_TRUE(log.ok()) << log.error().message;
+    ASSERT_TRUE(log->ranks.has_value());
+    EXPECT_EQ(*log->ranks, p);
+    ASSERT_EQ(log->points.size(), 266u);
+    EXPECT_EQ(log->points.back().bytes, 1'048'576);
+  }
+  auto two = read_latency_log(kBcaffe + "allreduce2.log");
+  EXPECT_DOUBLE_EQ(two->points.front().latency_us, 31.92);
+  EXPECT_DOUBLE_EQ(two->points.back().latency_us, 1839.14);
+}
+
+TEST(OsuLog, FullFormatAndLauncherNoise) {
+  const std::string text =
+      "Warning: Permanently added 'node2' to the list of known hosts.\n"
+      "# OSU MPI Allreduce Latency Test v7.3\n"
+      "# Datatype: MPI_FLOAT.\n"
+      "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+      "4                       1.52              1.40              1.66        1000\n"
+      "8                       1.55              1.41              1.70        1000\n";
+  auto log = parse_latency_log(text, "full.log");
+  ASSERT_TRUE(log.ok()) << log.error().message;
+  ASSERT_EQ(log->points.size(), 2u);
+  EXPECT_DOUBLE_EQ(log->points[1].latency_us, 1.55);
+  EXPECT_EQ(log->points[1].line, 6);
+}
+
+TEST(OsuLog, NcclTests) {
+  const std::string text =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5\n"
+      "#\n"
+      "# Using devices\n"
+      "#  Rank  0 Group  0 Pid  41 on     node1 device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+      "#  Rank  1 Group  0 Pid  42 on     node1 device  1 [0x0b] NVIDIA A100-SXM4-80GB\n"
+      "#\n"
+      "#                                                              out-of-place            "
+      "           in-place\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
+      "(us)  (GB/s)  (GB/s)\n"
+      "           8             2     float     sum      -1    10.52    0.00    0.00      0    "
+      "10.26    0.00    0.00      0\n"
+      "        1024           256     float     sum      -1    11.80    0.09    0.09      0    "
+      "11.61    0.09    0.09      0\n"
+      "# Out of bounds values : 0 OK\n"
+      "# Avg bus bandwidth    : 0.045\n";
+  auto log = parse_latency_log(text, "nccl.log");
+  ASSERT_TRUE(log.ok()) << log.error().message;
+  EXPECT_EQ(log->format, "nccl-tests");
+  ASSERT_EQ(log->points.size(), 2u);
+  EXPECT_EQ(log->points[1].bytes, 1024);
+  EXPECT_DOUBLE_EQ(log->points[1].latency_us, 11.80);  // out-of-place
+  ASSERT_TRUE(log->ranks.has_value());
+  EXPECT_EQ(*log->ranks, 2);
+}
+
+TEST(OsuLog, MalformedLinesNameFileAndLine) {
+  struct Case {
+    std::string body, expect;
+  };
+  const Case cases[] = {
+      {"4 31.9\n8 abc\n", "line 4: latency 'abc'"},
+      {"4 31.9\n-8 12.0\n", "line 4: size '-8'"},
+      {"4 31.9\n8\n", "line 4: expected '<size> <avg latency us>'"},
+      {"2,4 31.9\n4,8 32.0\n", "line 4: rank prefix 4 differs from 2 on line 3"},
+      {"4 31.9\n8 -1\n", "line 4: latency '-1'"},
+  };
+  for (const auto& c : cases) {
+    auto log =
+        parse_latency_log("# OSU MPI Allreduce\n# Size  Avg Latency(us)\n" + c.body, "bad.log");
+    ASSERT_FALSE(log.ok()) << c.body;
+    EXPECT_NE(log.error().message.find("log 'bad.log': " + c.expect), std::string::npos)
+        << log.error().message;
+  }
+  auto none = parse_latency_log("hello\n1 2\n", "none.log");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("no OSU"), std::string::npos);
+  auto empty = parse_latency_log("# Size  Avg Latency(us)\n", "empty.log");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().message.find("no rows"), std::string::npos);
+  auto missing = read_latency_log("/nonexistent/osu.log");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("/nonexistent/osu.log"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dagsgd::trace

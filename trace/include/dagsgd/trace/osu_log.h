@@ -1,0 +1,37 @@
+// Reading collective micro-benchmark logs (OSU micro-benchmarks, nccl-tests) into
+// (message size, latency) points: the input of `dagsgd calibrate`.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dagsgd/model/expected.h"
+#include "dagsgd/model/units.h"
+
+namespace dagsgd::trace {
+
+struct LatencyPoint {
+  model::Bytes bytes = 0;
+  double latency_us = 0;  // average over the benchmark's iterations
+  int line = 0;           // 1-based line in the log, for messages about this point
+};
+
+struct LatencyLog {
+  std::string format;     // "osu" or "nccl-tests"
+  std::string benchmark;  // e.g. "OSU MPI Allreduce Latency Test v5.4.0" ("" if not stated)
+  // The rank count the log itself states: nccl-tests' per-rank device lines, or a "<ranks>,"
+  // column some scripts (B-Caffe's) prefix to OSU rows. Empty if the log does not say.
+  std::optional<int> ranks;
+  std::vector<LatencyPoint> points;  // in file order
+};
+
+// Parses log text; `where` names it in errors ("log 'x.log': line 7: ..."). OSU: a
+// "# Size  Avg Latency(us)" header, then "<size> <latency> [more columns]" rows. nccl-tests:
+// the "size count type ... time algbw busbw" header; the out-of-place time is used.
+model::Expected<LatencyLog> parse_latency_log(const std::string& text, const std::string& where);
+
+// Reads and parses a log file (.gz allowed).
+model::Expected<LatencyLog> read_latency_log(const std::string& path);
+
+}  // namespace dagsgd::trace

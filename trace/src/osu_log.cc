@@ -1,0 +1,160 @@
+// OSU micro-benchmark and nccl-tests log reader: plain line parsing, strict inside a table so a
+// damaged log is reported (file and line) instead of silently dropping sizes.
+#include "dagsgd/trace/osu_log.h"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+#include "dagsgd/model/io.h"
+
+namespace dagsgd::trace {
+namespace {
+
+using model::Error;
+using model::Expected;
+
+std::vector<std::string> split_ws(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  std::string tok;
+  while (in >> tok) out.push_back(tok);
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+bool parse_int(const std::string& s, std::int64_t& out) {
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && ptr == end;
+}
+
+bool parse_double(const std::string& s, double& out) {
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && ptr == end && std::isfinite(out);
+}
+
+int find_token(const std::vector<std::string>& toks, const std::string& name) {
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    if (toks[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+enum class Table { kNone, kOsu, kNccl };
+
+}  // namespace
+
+Expected<LatencyLog> parse_latency_log(const std::string& text, const std::string& where) {
+  LatencyLog log;
+  Table table = Table::kNone;
+  int nccl_size_col = -1;
+  int nccl_time_col = -1;
+  int nccl_rank_lines = 0;
+  int prefix_line = 0;  // first row with a "<ranks>," prefix
+  std::istringstream in(text);
+  std::string raw;
+  int line_no = 0;
+  auto fail = [&](const std::string& what) {
+    return Error{"log '" + where + "': line " + std::to_string(line_no) + ": " + what};
+  };
+  while (std::getline(in, raw)) {
+    ++line_no;
+    const std::string line = trim(raw);
+    if (line.empty()) continue;
+    if (line[0] == '#') {
+      const auto text_start = line.find_first_not_of('#');
+      const std::string body = text_start == std::string::npos ? "" : trim(line.substr(text_start));
+      const auto toks = split_ws(body);
+      if (body.rfind("OSU", 0) == 0) {
+        log.benchmark = body;
+      } else if (body.rfind("Size", 0) == 0 && body.find("Latency") != std::string::npos) {
+        if (table == Table::kNccl) return fail("an OSU table header inside a nccl-tests log");
+        table = Table::kOsu;
+        log.format = "osu";
+      } else if (find_token(toks, "size") >= 0 && find_token(toks, "count") >= 0 &&
+                 find_token(toks, "time") >= 0) {
+        if (table == Table::kOsu) return fail("a nccl-tests table header inside an OSU log");
+        table = Table::kNccl;
+        log.format = "nccl-tests";
+        nccl_size_col = find_token(toks, "size");
+        nccl_time_col = find_token(toks, "time");  // the first: out-of-place
+      } else if (!toks.empty() && toks[0] == "Rank" && body.find("device") != std::string::npos) {
+        ++nccl_rank_lines;  // nccl-tests prints one line per rank's device
+      } else if (body.rfind("nccl-tests", 0) == 0 || body.rfind("Collective test", 0) == 0) {
+        if (log.benchmark.empty()) log.benchmark = body;
+      }
+      continue;
+    }
+    // Launchers print warnings before the benchmark starts; only table rows must parse.
+    if (table == Table::kNone) continue;
+    const auto toks = split_ws(line);
+    LatencyPoint pt;
+    pt.line = line_no;
+    std::int64_t size = 0;
+    if (table == Table::kOsu) {
+      if (toks.size() < 2) {
+        return fail("expected '<size> <avg latency us>', got '" + line + "'");
+      }
+      std::string size_tok = toks[0];
+      if (const auto comma = size_tok.find(','); comma != std::string::npos) {
+        std::int64_t ranks = 0;
+        if (!parse_int(size_tok.substr(0, comma), ranks) || ranks < 1) {
+          return fail("bad rank prefix in '" + toks[0] + "'");
+        }
+        if (log.ranks && *log.ranks != ranks) {
+          return fail("rank prefix " + std::to_string(ranks) + " differs from " +
+                      std::to_string(*log.ranks) + " on line " + std::to_string(prefix_line));
+        }
+        if (!log.ranks) prefix_line = line_no;
+        log.ranks = static_cast<int>(ranks);
+        size_tok = size_tok.substr(comma + 1);
+      }
+      if (!parse_int(size_tok, size) || size < 0) {
+        return fail("size '" + toks[0] + "' is not a non-negative integer");
+      }
+      if (!parse_double(toks[1], pt.latency_us) || pt.latency_us < 0) {
+        return fail("latency '" + toks[1] + "' is not a non-negative number");
+      }
+    } else {
+      const auto need = static_cast<std::size_t>(std::max(nccl_size_col, nccl_time_col)) + 1;
+      if (toks.size() < need) {
+        return fail("expected at least " + std::to_string(need) + " columns, got " +
+                    std::to_string(toks.size()));
+      }
+      const auto& size_tok = toks[static_cast<std::size_t>(nccl_size_col)];
+      const auto& time_tok = toks[static_cast<std::size_t>(nccl_time_col)];
+      if (!parse_int(size_tok, size) || size < 0) {
+        return fail("size '" + size_tok + "' is not a non-negative integer");
+      }
+      if (!parse_double(time_tok, pt.latency_us) || pt.latency_us < 0) {
+        return fail("time '" + time_tok + "' is not a non-negative number");
+      }
+    }
+    pt.bytes = size;
+    log.points.push_back(pt);
+  }
+  if (table == Table::kNone) {
+    return Error{"log '" + where +
+                 "': no OSU ('# Size  Avg Latency(us)') or nccl-tests ('size count type ... "
+                 "time') table header"};
+  }
+  if (log.points.empty()) return Error{"log '" + where + "': the table has no rows"};
+  if (table == Table::kNccl && nccl_rank_lines > 0) log.ranks = nccl_rank_lines;
+  return log;
+}
+
+Expected<LatencyLog> read_latency_log(const std::string& path) {
+  auto text = model::read_file(path);
+  DAGSGD_TRY(text);
+  return parse_latency_log(*text, path);
+}
+
+}  // namespace dagsgd::trace
