@@ -175,7 +175,8 @@ model::Expected<std::unique_ptr<CuptiCollector>> CuptiCollector::start(
     return model::Error{cupti_error("cuptiGetVersion", r)};
   }
   // Record layouts follow the library; only the one we were compiled against is safe to read.
-  auto major = [](std::uint32_t v) { return v >= 130000 ? v / 10000 : 12u; };
+  // 19..28 are CUDA 12.x; from 13.0 the version is xxyyzz.
+  auto major = [](std::uint32_t v) { return v >= 130000 ? v / 10000 : (v >= 19 ? 12u : 11u); };
   if (major(version) != major(CUPTI_API_VERSION)) {
     return model::Error{"CUPTI: the library's API version " + std::to_string(version) +
                         " is not the one dagsgd was built with (" +

@@ -35,6 +35,7 @@ class CudaMlp {
   // Deterministic, so a CPU reference can start from the same point.
   static std::vector<float> initial_params(const CudaMlpConfig& config);
 
+  // Uploads the initial parameters. `ctx` must outlive the MLP and stay where it is (not moved).
   static model::Expected<CudaMlp> create(const CudaContext& ctx, const CudaMlpConfig& config);
   CudaMlp() = default;
 
