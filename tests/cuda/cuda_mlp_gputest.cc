@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -355,6 +357,43 @@ TEST(CuptiCollector, CapturesMlpKernelsWithLayerAttribution) {
   EXPECT_GT(memcpys, 0);
   ASSERT_FALSE(flow_ends.empty());
   for (const auto& [id, ends] : flow_ends) EXPECT_EQ(ends, 3) << "flow " << id << " is one-sided";
+}
+
+TEST(CuptiInjection, TracesAnyCudaProgram) {
+  SKIP_WITHOUT_GPU();
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(::testing::TempDir()) / ("inject-gpu-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // The child is this test binary running one ops test: a CUDA program we did not instrument.
+  std::string self = fs::read_symlink("/proc/self/exe").string();
+  std::string cmd = "env -u OMPI_COMM_WORLD_RANK CUDA_INJECTION64_PATH='" +
+                    std::string(DAGSGD_CUPTI_INJECT) + "' DAGSGD_CUPTI_DIR='" + dir.string() +
+                    "' DAGSGD_CUPTI_FLUSH_MS=50 '" + self +
+                    "' --gtest_filter=CudaOps.Fp16RoundTripAndSgd > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+
+  std::vector<fs::path> traces;
+  for (const auto& entry : fs::directory_iterator(dir)) traces.push_back(entry.path());
+  ASSERT_EQ(traces.size(), 1u);
+  EXPECT_EQ(traces[0].filename().string().rfind("pid-", 0), 0u) << traces[0];
+  auto text = model::read_file(traces[0].string());
+  ASSERT_TRUE(text.ok());
+  auto j = nlohmann::json::parse(*text);
+  bool f16_kernel = false;
+  int memcpys = 0;
+  int runtime_calls = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["cat"] == "kernel" &&
+        e["name"].get<std::string>().find("f32_to_f16_kernel") != std::string::npos) {
+      f16_kernel = true;
+    }
+    if (e["cat"] == "gpu_memcpy") ++memcpys;
+    if (e["cat"] == "cuda_runtime") ++runtime_calls;
+  }
+  EXPECT_TRUE(f16_kernel);
+  EXPECT_GT(memcpys, 0);
+  EXPECT_GT(runtime_calls, 0);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -3,11 +3,18 @@
 # the ctest label `gpu`, which CI (no GPU) excludes with `ctest -LE gpu`.
 if(TARGET cuda_tests)
   target_include_directories(cuda_tests PRIVATE ${CMAKE_SOURCE_DIR}/runtime/cuda/src)
+  add_dependencies(cuda_tests dagsgd_cupti_inject)
+  target_compile_definitions(cuda_tests PRIVATE
+    DAGSGD_CUPTI_INJECT="$<TARGET_FILE:dagsgd_cupti_inject>")
+  target_link_libraries(cuda_tests PRIVATE ${CMAKE_DL_LIBS})
 endif()
 if(DAGSGD_HAVE_CUDA AND TARGET dagsgd_cuda_ops AND TARGET dagsgd_cupti)
   file(GLOB gpu_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*_gputest.cc)
   if(gpu_srcs)
     add_executable(cuda_gpu_tests ${gpu_srcs})
+    add_dependencies(cuda_gpu_tests dagsgd_cupti_inject)
+    target_compile_definitions(cuda_gpu_tests PRIVATE
+      DAGSGD_CUPTI_INJECT="$<TARGET_FILE:dagsgd_cupti_inject>")
     target_link_libraries(cuda_gpu_tests PRIVATE dagsgd_cuda_ops dagsgd_cupti dagsgd_model
                           nlohmann_json::nlohmann_json GTest::gtest GTest::gtest_main)
     dagsgd_warnings(cuda_gpu_tests)
