@@ -28,89 +28,88 @@ namespace {
 
 // A CPU reference MLP in double precision, same layout and semantics as CudaMlp.
 struct RefMlp {
-  std::vector<int> widths;
+  std::vector<std::size_t> widths;
   std::vector<double> params;
   std::vector<double> grads;
   std::vector<std::vector<double>> acts;  // per layer output (after ReLU for hidden layers)
   std::vector<double> loss;
   std::vector<double> dlogits;
 
-  std::size_t offset(int l) const {
+  explicit RefMlp(const CudaMlpConfig& cfg) {
+    for (int w : cfg.widths) widths.push_back(static_cast<std::size_t>(w));
+    for (float p : CudaMlp::initial_params(cfg)) params.push_back(p);
+  }
+  std::size_t layers() const { return widths.size() - 1; }
+  std::size_t offset(std::size_t l) const {
     std::size_t o = 0;
-    for (int i = 0; i < l; ++i) {
-      o += static_cast<std::size_t>(widths[static_cast<std::size_t>(i)]) *
-               static_cast<std::size_t>(widths[static_cast<std::size_t>(i) + 1]) +
-           static_cast<std::size_t>(widths[static_cast<std::size_t>(i) + 1]);
-    }
+    for (std::size_t i = 0; i < l; ++i) o += widths[i] * widths[i + 1] + widths[i + 1];
     return o;
   }
-  int layers() const { return static_cast<int>(widths.size()) - 1; }
 
-  void forward(const std::vector<double>& x, int batch) {
-    acts.assign(static_cast<std::size_t>(layers()), {});
-    for (int l = 0; l < layers(); ++l) {
-      int in = widths[static_cast<std::size_t>(l)];
-      int out = widths[static_cast<std::size_t>(l) + 1];
-      const std::vector<double>& xin = l == 0 ? x : acts[static_cast<std::size_t>(l) - 1];
-      auto& y = acts[static_cast<std::size_t>(l)];
-      y.assign(static_cast<std::size_t>(batch * out), 0);
+  void forward(const std::vector<double>& x, std::size_t batch) {
+    acts.assign(layers(), {});
+    for (std::size_t l = 0; l < layers(); ++l) {
+      std::size_t in = widths[l];
+      std::size_t out = widths[l + 1];
+      const std::vector<double>& xin = l == 0 ? x : acts[l - 1];
+      auto& y = acts[l];
+      y.assign(batch * out, 0);
       const double* w = params.data() + offset(l);
       const double* b = w + in * out;
-      for (int r = 0; r < batch; ++r) {
-        for (int j = 0; j < out; ++j) {
+      for (std::size_t r = 0; r < batch; ++r) {
+        for (std::size_t j = 0; j < out; ++j) {
           double s = b[j];
-          for (int i = 0; i < in; ++i)
-            s += xin[static_cast<std::size_t>(r * in + i)] * w[j * in + i];
+          for (std::size_t i = 0; i < in; ++i) s += xin[r * in + i] * w[j * in + i];
           if (l + 1 < layers()) s = std::max(s, 0.0);
-          y[static_cast<std::size_t>(r * out + j)] = s;
+          y[r * out + j] = s;
         }
       }
     }
   }
 
-  void softmax_loss(const std::vector<int>& labels, int batch) {
-    int c = widths.back();
+  void softmax_loss(const std::vector<std::size_t>& labels, std::size_t batch) {
+    std::size_t c = widths.back();
     const auto& z = acts.back();
-    loss.assign(static_cast<std::size_t>(batch), 0);
-    dlogits.assign(static_cast<std::size_t>(batch * c), 0);
-    for (int r = 0; r < batch; ++r) {
-      double m = *std::max_element(z.begin() + r * c, z.begin() + (r + 1) * c);
+    loss.assign(batch, 0);
+    dlogits.assign(batch * c, 0);
+    for (std::size_t r = 0; r < batch; ++r) {
+      double m = z[r * c];
+      for (std::size_t k = 1; k < c; ++k) m = std::max(m, z[r * c + k]);
       double sum = 0;
-      for (int k = 0; k < c; ++k) sum += std::exp(z[static_cast<std::size_t>(r * c + k)] - m);
-      int y = labels[static_cast<std::size_t>(r)];
-      loss[static_cast<std::size_t>(r)] =
-          std::log(sum) + m - z[static_cast<std::size_t>(r * c + y)];
-      for (int k = 0; k < c; ++k) {
-        double p = std::exp(z[static_cast<std::size_t>(r * c + k)] - m) / sum;
-        dlogits[static_cast<std::size_t>(r * c + k)] = (p - (k == y ? 1 : 0)) / batch;
+      for (std::size_t k = 0; k < c; ++k) sum += std::exp(z[r * c + k] - m);
+      std::size_t y = labels[r];
+      loss[r] = std::log(sum) + m - z[r * c + y];
+      for (std::size_t k = 0; k < c; ++k) {
+        double p = std::exp(z[r * c + k] - m) / sum;
+        dlogits[r * c + k] = (p - (k == y ? 1 : 0)) / static_cast<double>(batch);
       }
     }
   }
 
-  void backward(const std::vector<double>& x, int batch) {
+  void backward(const std::vector<double>& x, std::size_t batch) {
     grads.assign(params.size(), 0);
     std::vector<double> dy = dlogits;
-    for (int l = layers() - 1; l >= 0; --l) {
-      int in = widths[static_cast<std::size_t>(l)];
-      int out = widths[static_cast<std::size_t>(l) + 1];
+    for (std::size_t l = layers(); l-- > 0;) {
+      std::size_t in = widths[l];
+      std::size_t out = widths[l + 1];
       if (l + 1 < layers()) {
-        const auto& y = acts[static_cast<std::size_t>(l)];
+        const auto& y = acts[l];
         for (std::size_t i = 0; i < dy.size(); ++i) {
           if (!(y[i] > 0)) dy[i] = 0;
         }
       }
-      const std::vector<double>& xin = l == 0 ? x : acts[static_cast<std::size_t>(l) - 1];
+      const std::vector<double>& xin = l == 0 ? x : acts[l - 1];
       double* dw = grads.data() + offset(l);
       double* db = dw + in * out;
       const double* w = params.data() + offset(l);
-      std::vector<double> dx(static_cast<std::size_t>(batch * in), 0);
-      for (int r = 0; r < batch; ++r) {
-        for (int j = 0; j < out; ++j) {
-          double g = dy[static_cast<std::size_t>(r * out + j)];
+      std::vector<double> dx(batch * in, 0);
+      for (std::size_t r = 0; r < batch; ++r) {
+        for (std::size_t j = 0; j < out; ++j) {
+          double g = dy[r * out + j];
           db[j] += g;
-          for (int i = 0; i < in; ++i) {
-            dw[j * in + i] += g * xin[static_cast<std::size_t>(r * in + i)];
-            dx[static_cast<std::size_t>(r * in + i)] += g * w[j * in + i];
+          for (std::size_t i = 0; i < in; ++i) {
+            dw[j * in + i] += g * xin[r * in + i];
+            dx[r * in + i] += g * w[j * in + i];
           }
         }
       }
@@ -209,11 +208,9 @@ TEST(CudaMlp, ForwardBackwardUpdateMatchCpuReference) {
   Batch b = make_batch(batch, 5, 3, 3);
   DeviceBatch d = upload(*ctx, b);
 
-  RefMlp ref;
-  ref.widths = cfg.widths;
-  for (float p : CudaMlp::initial_params(cfg)) ref.params.push_back(p);
+  RefMlp ref(cfg);
   std::vector<double> x(b.x.begin(), b.x.end());
-  std::vector<int> labels(b.labels.begin(), b.labels.end());
+  std::vector<std::size_t> labels(b.labels.begin(), b.labels.end());
   ref.forward(x, batch);
   ref.softmax_loss(labels, batch);
   ref.backward(x, batch);
