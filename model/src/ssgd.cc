@@ -66,7 +66,8 @@ std::vector<Nanos> backward_ends(const std::vector<LayerTime>& layers) {
 GradientGroup make_group(const std::vector<LayerTime>& layers, int first, int last,
                          const CommTimeFn& comm) {
   GradientGroup g{first, last, 0, 0};
-  for (int l = first; l <= last; ++l) g.elements += layers[static_cast<std::size_t>(l)].param_elements;
+  for (int l = first; l <= last; ++l)
+    g.elements += layers[static_cast<std::size_t>(l)].param_elements;
   g.comm = comm(g.elements);
   return g;
 }
@@ -151,7 +152,7 @@ Dag build_ssgd_dag(const SsgdConfig& c) {
   const auto L = static_cast<int>(c.layers.size());
   const auto G = static_cast<int>(c.groups.size());
   Dag dag;
-  const std::size_t per_worker = static_cast<std::size_t>(2 * L + 3);
+  const std::size_t per_worker = 2 * static_cast<std::size_t>(L) + 3;
   dag.reserve(static_cast<std::size_t>(c.iterations) *
                   (static_cast<std::size_t>(c.workers) * per_worker + static_cast<std::size_t>(G)),
               static_cast<std::size_t>(c.iterations) * static_cast<std::size_t>(c.workers) *
@@ -169,7 +170,8 @@ Dag build_ssgd_dag(const SsgdConfig& c) {
 
   // Which group each layer's backward triggers (the group's first layer), or -1.
   std::vector<int> triggers(static_cast<std::size_t>(L), -1);
-  for (int g = 0; g < G; ++g) triggers[static_cast<std::size_t>(c.groups[static_cast<std::size_t>(g)].first)] = g;
+  for (int g = 0; g < G; ++g)
+    triggers[static_cast<std::size_t>(c.groups[static_cast<std::size_t>(g)].first)] = g;
 
   std::vector<TaskId> prev_update(static_cast<std::size_t>(c.workers), kNoTask);
   std::vector<TaskId> prev_h2d(static_cast<std::size_t>(c.workers), kNoTask);
@@ -213,15 +215,16 @@ Dag build_ssgd_dag(const SsgdConfig& c) {
         int g = triggers[static_cast<std::size_t>(l)];
         if (g >= 0) trigger_tasks[static_cast<std::size_t>(g)].push_back(b);
       }
-      updates[wi] = dag.add_task(Task{scaled(c.update), compute_res[wi], w, -1, iter,
-                                      TaskKind::kUpdate});
+      updates[wi] =
+          dag.add_task(Task{scaled(c.update), compute_res[wi], w, -1, iter, TaskKind::kUpdate});
       dag.add_edge(prev, updates[wi], EdgeKind::kSequence);
     }
     // Collectives after every worker's tasks of this iteration, in issue order (output side
     // first), so task ids follow the order the comm channel serves them.
     for (int g = 0; g < G; ++g) {
       const auto gi = static_cast<std::size_t>(g);
-      comm_tasks[gi] = dag.add_task(Task{c.groups[gi].comm, comm_res, -1, g, iter, TaskKind::kComm});
+      comm_tasks[gi] =
+          dag.add_task(Task{c.groups[gi].comm, comm_res, -1, g, iter, TaskKind::kComm});
       for (TaskId b : trigger_tasks[gi]) dag.add_edge(b, comm_tasks[gi], EdgeKind::kCollectiveJoin);
       for (TaskId u : updates) dag.add_edge(comm_tasks[gi], u, EdgeKind::kData);
     }

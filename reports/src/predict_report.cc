@@ -40,8 +40,8 @@ std::string predict_text(const Scenario& scenario, const sim::PredictResult& r) 
   out += "  iteration time      " + fmt("%.3f ms", model::to_millis(r.iteration)) + "\n";
   out += "  throughput          " + fmt("%.1f samples/s", r.throughput) + "\n";
   out += "  speed-up vs 1 GPU   " + fmt("%.2f", r.speedup) + " on " + std::to_string(r.workers) +
-         " GPUs (efficiency " + fmt("%.1f%%", 100.0 * r.efficiency) + "; 1 GPU: " +
-         fmt("%.3f ms", model::to_millis(r.single_gpu_iteration)) + ")\n";
+         " GPUs (efficiency " + fmt("%.1f%%", 100.0 * r.efficiency) +
+         "; 1 GPU: " + fmt("%.3f ms", model::to_millis(r.single_gpu_iteration)) + ")\n";
   out += "  gradient groups     " + std::to_string(r.groups.size()) + " (largest by " +
          r.algorithm + ")\n";
   out += "\nBreakdown of one worker's iteration\n";
@@ -75,10 +75,14 @@ std::string predict_json(const Scenario& scenario, const sim::PredictResult& r) 
   j["efficiency"] = round6(r.efficiency);
   j["single_gpu_iteration_time_s"] = secs(r.single_gpu_iteration);
   const auto& b = r.breakdown;
-  j["breakdown"] = {{"forward", secs(b.forward)},         {"backward", secs(b.backward)},
-                    {"comm_total", secs(b.comm_total)},   {"comm_exposed", secs(b.comm_exposed)},
-                    {"update", secs(b.update)},           {"io", secs(b.io)},
-                    {"h2d", secs(b.h2d)},                 {"idle", secs(b.idle)}};
+  j["breakdown"] = {{"forward", secs(b.forward)},
+                    {"backward", secs(b.backward)},
+                    {"comm_total", secs(b.comm_total)},
+                    {"comm_exposed", secs(b.comm_exposed)},
+                    {"update", secs(b.update)},
+                    {"io", secs(b.io)},
+                    {"h2d", secs(b.h2d)},
+                    {"idle", secs(b.idle)}};
   nlohmann::ordered_json cp = nlohmann::ordered_json::object();
   for (const auto& p : r.critical_path) cp[p.phase] = secs(p.time);
   j["critical_path"] = {{"tasks", r.critical_path_tasks}, {"composition_s", cp}};
@@ -88,7 +92,9 @@ std::string predict_json(const Scenario& scenario, const sim::PredictResult& r) 
                   {"double_bandwidth_iteration_time_s", secs(r.if_double_bandwidth)}};
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   for (const auto& g : r.groups) {
-    groups.push_back({{"first_layer", g.first}, {"last_layer", g.last}, {"elements", g.elements},
+    groups.push_back({{"first_layer", g.first},
+                      {"last_layer", g.last},
+                      {"elements", g.elements},
                       {"comm_s", secs(g.comm)}});
   }
   j["gradient_groups"] = groups;

@@ -144,7 +144,8 @@ IterationAnalysis analyze_iteration(const model::Dag& dag, const SimResult& r, i
     if (e > s) cp.by_kind[static_cast<std::size_t>(dag.task(t).kind)] += e - s;
     cp.tasks.push_back(t);
     TaskId g = r.gate[ti];
-    Nanos gate_end = g == model::kNoTask ? a.start : std::max(r.finish[static_cast<std::size_t>(g)], a.start);
+    Nanos gate_end =
+        g == model::kNoTask ? a.start : std::max(r.finish[static_cast<std::size_t>(g)], a.start);
     if (s > gate_end) cp.wait += s - gate_end;
     cursor = s;
     t = g;

@@ -98,7 +98,8 @@ model::Expected<SimResult> simulate(const Dag& dag) {
     if (!queues[res].empty()) {
       TaskId next = queues[res].pop();
       // It waited for the resource if it was ready before now.
-      if (ready_at[static_cast<std::size_t>(next)] < now) r.gate[static_cast<std::size_t>(next)] = ev.task;
+      if (ready_at[static_cast<std::size_t>(next)] < now)
+        r.gate[static_cast<std::size_t>(next)] = ev.task;
       start_task(next, now);
     } else {
       ++free_slots[res];
@@ -115,9 +116,9 @@ model::Expected<SimResult> simulate(const Dag& dag) {
   if (done != n) {
     for (std::size_t i = 0; i < n; ++i) {
       if (r.finish[i] < 0) {
-        return model::Error{"the task graph cannot finish: " +
-                            dag.describe(static_cast<TaskId>(i)) +
-                            " never ran (a dependency cycle)"};
+        return model::Error{
+            "the task graph cannot finish: " + dag.describe(static_cast<TaskId>(i)) +
+            " never ran (a dependency cycle)"};
       }
     }
   }

@@ -114,14 +114,17 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
     };
     out.iteration = amortized(main->analysis.time(), exchange);
     out.if_double_bandwidth = amortized(main->analysis.time(), exchange_fast);
-    out.breakdown.comm_total = static_cast<Nanos>(std::llround(static_cast<double>(exchange) / tau));
+    out.breakdown.comm_total =
+        static_cast<Nanos>(std::llround(static_cast<double>(exchange) / tau));
     out.breakdown.comm_exposed = out.breakdown.comm_total;
-    out.groups = {model::GradientGroup{0, static_cast<int>(req.layers.size()) - 1, params, exchange}};
+    out.groups = {
+        model::GradientGroup{0, static_cast<int>(req.layers.size()) - 1, params, exchange}};
   }
   out.algorithm = workers > 1 ? cm.algorithm_for(params) : "none";
   if (!out.groups.empty()) {
-    auto largest = std::max_element(out.groups.begin(), out.groups.end(),
-                                     [](const auto& a, const auto& b) { return a.elements < b.elements; });
+    auto largest =
+        std::max_element(out.groups.begin(), out.groups.end(),
+                         [](const auto& a, const auto& b) { return a.elements < b.elements; });
     out.algorithm = cm.algorithm_for(largest->elements);
   }
   out.single_gpu_iteration = single->analysis.time();
@@ -134,7 +137,8 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
   out.critical_path_tasks = cp.tasks.size();
   for (int k = 0; k < model::kTaskKindCount; ++k) {
     Nanos t = cp.by_kind[static_cast<std::size_t>(k)];
-    if (t > 0) out.critical_path.push_back({model::task_kind_name(static_cast<model::TaskKind>(k)), t});
+    if (t > 0)
+      out.critical_path.push_back({model::task_kind_name(static_cast<model::TaskKind>(k)), t});
   }
   if (cp.wait > 0) out.critical_path.push_back({"wait", cp.wait});
   if (easgd && out.breakdown.comm_total > 0) {
@@ -149,16 +153,17 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
     out.bound = "communication-bound";
     out.bottleneck = out.bound + ": " + percent(exposed) +
                      " of the iteration is exposed gradient aggregation (" + out.algorithm +
-                     "); free communication would be " + times_faster(out.iteration, out.if_comm_free) +
-                     ", twice the bandwidth " + times_faster(out.iteration, out.if_double_bandwidth);
+                     "); free communication would be " +
+                     times_faster(out.iteration, out.if_comm_free) + ", twice the bandwidth " +
+                     times_faster(out.iteration, out.if_double_bandwidth);
   } else {
     out.bound = bound_kind(cp, out.iteration);
     if (out.bound == "communication-bound") out.bound = "compute-bound";
-    std::string what = out.bound == "input-bound" ? "input loading and copies"
+    std::string what = out.bound == "input-bound"    ? "input loading and copies"
                        : out.bound == "update-bound" ? "the parameter update"
                                                      : "forward and backward compute";
-    out.bottleneck = out.bound + ": " + what + " dominate" + (what == "the parameter update" ? "s" : "") +
-                     " the critical path";
+    out.bottleneck = out.bound + ": " + what + " dominate" +
+                     (what == "the parameter update" ? "s" : "") + " the critical path";
     if (workers > 1) {
       out.bottleneck += "; exposed communication is " + percent(exposed) +
                         " of the iteration (free communication would be " +

@@ -147,10 +147,12 @@ TEST(SsgdSim, RandomizedClosedForms) {
     c.h2d = dur(rng);
     c.update = update;
     c.prefetch = true;
-    ASSERT_EQ(simulated(c), model::closed_form_prefetched(c.io, c.h2d, layers, total(c.groups), update))
+    ASSERT_EQ(simulated(c),
+              model::closed_form_prefetched(c.io, c.h2d, layers, total(c.groups), update))
         << "trial " << trial;
     c.prefetch = false;
-    ASSERT_EQ(simulated(c), model::closed_form_no_overlap(c.io, c.h2d, layers, total(c.groups), update))
+    ASSERT_EQ(simulated(c),
+              model::closed_form_no_overlap(c.io, c.h2d, layers, total(c.groups), update))
         << "trial " << trial;
   }
 }
@@ -165,7 +167,8 @@ TEST(SsgdSim, MgwfbpNeverSlowerThanWfbpOnLinearCosts) {
     auto comm = linear_comm(dur(rng), static_cast<double>(dur(rng)) / 1e6);
     auto wfbp = model::make_groups(layers, OverlapPolicy{OverlapPolicy::Kind::kWfbp}, comm);
     auto mg = model::make_groups(layers, OverlapPolicy{OverlapPolicy::Kind::kMgwfbp}, comm);
-    EXPECT_LE(model::closed_form_grouped(layers, mg, 0), model::closed_form_grouped(layers, wfbp, 0))
+    EXPECT_LE(model::closed_form_grouped(layers, mg, 0),
+              model::closed_form_grouped(layers, wfbp, 0))
         << "trial " << trial;
   }
 }

@@ -27,8 +27,10 @@ inline std::string slurp(const std::string& path) {
 // `args` is appended to the binary's path and run by /bin/sh (quote as needed).
 inline CliResult run_cli(const std::string& args) {
   static int counter = 0;
-  std::string base = "/tmp/dagsgd-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  std::string cmd = std::string(DAGSGD_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  std::string base =
+      "/tmp/dagsgd-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  std::string cmd =
+      std::string(DAGSGD_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err";
   int status = std::system(cmd.c_str());
   CliResult r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

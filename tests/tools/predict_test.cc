@@ -22,7 +22,8 @@ TEST(PredictCli, JsonHasTheDocumentedFields) {
                         "breakdown", "critical_path", "bottleneck"}) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
-  for (const char* k : {"forward", "backward", "comm_total", "comm_exposed", "update", "io", "h2d"}) {
+  for (const char* k :
+       {"forward", "backward", "comm_total", "comm_exposed", "update", "io", "h2d"}) {
     EXPECT_TRUE(j["breakdown"].contains(k)) << k;
   }
   double t = j["iteration_time_s"];
@@ -51,7 +52,8 @@ TEST(PredictCli, FasterFabricIsNotSlower) {
           .out);
   EXPECT_LE(fast["iteration_time_s"].get<double>(), slow["iteration_time_s"].get<double>());
   // fp16 halves the bytes: communication does not grow.
-  auto half = nlohmann::json::parse(run_cli(std::string(kScenario) + " --precision fp16 --json").out);
+  auto half =
+      nlohmann::json::parse(run_cli(std::string(kScenario) + " --precision fp16 --json").out);
   EXPECT_LT(half["breakdown"]["comm_total"].get<double>(),
             slow["breakdown"]["comm_total"].get<double>());
 }

@@ -25,7 +25,9 @@ void add_scenario_options(CLI::App& app, ScenarioOptions& o) {
       ->capture_default_str();
   app.add_option("--gpu", o.gpu, "GPU from the catalog (k80, p100, v100, a100, h100, h200)")
       ->capture_default_str();
-  app.add_option("--nodes", o.nodes, "Number of nodes")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--nodes", o.nodes, "Number of nodes")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--gpus-per-node", o.gpus_per_node, "GPUs (workers) per node")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -38,12 +40,14 @@ void add_scenario_options(CLI::App& app, ScenarioOptions& o) {
                  "hier, auto")
       ->capture_default_str();
   app.add_option("--overlap", o.overlap, "none, wfbp, mgwfbp or bucket:MB")->capture_default_str();
-  app.add_option("--precision", o.precision, "Gradient precision on the wire and compute: fp32, fp16")
+  app.add_option("--precision", o.precision,
+                 "Gradient precision on the wire and compute: fp32, fp16")
       ->capture_default_str();
   app.add_option("--topk", o.topk, "Send only this fraction of gradient elements (0 = dense)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  app.add_option("--sync", o.sync, "bsp, or easgd:TAU,ALPHA (elastic averaging every TAU iterations)")
+  app.add_option("--sync", o.sync,
+                 "bsp, or easgd:TAU,ALPHA (elastic averaging every TAU iterations)")
       ->capture_default_str();
   app.add_option("--step-time", o.step_time,
                  "Measured single-GPU iteration time in seconds; layer times are scaled to it")
@@ -54,7 +58,8 @@ void add_scenario_options(CLI::App& app, ScenarioOptions& o) {
   app.add_option("--fabric-file", o.fabric_file,
                  "Extra fabric definitions (e.g. from 'dagsgd calibrate --out')")
       ->check(CLI::ExistingFile);
-  app.add_option("--prefetch", o.prefetch, "Overlap input loading with the previous iteration: on, off")
+  app.add_option("--prefetch", o.prefetch,
+                 "Overlap input loading with the previous iteration: on, off")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   app.add_option("--io-time", o.io_time, "Seconds to read one batch into host memory")

@@ -24,11 +24,11 @@ struct ScenarioOptions {
   std::string precision = "fp32";
   double topk = 0;
   std::string sync = "bsp";
-  double step_time = 0;      // seconds; 0 = from FLOPs
+  double step_time = 0;  // seconds; 0 = from FLOPs
   std::string layer_profile;
   std::string fabric_file;
   std::string prefetch = "on";
-  double io_time = 0;        // seconds per batch
+  double io_time = 0;  // seconds per batch
   int iterations = 3;
 };
 

@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define DAGSGD_CHECK(cond)                                                               \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
+#define DAGSGD_CHECK(cond)                                                                \
+  do {                                                                                    \
+    if (!(cond)) {                                                                        \
       std::fprintf(stderr, "dagsgd: internal error: %s:%d: check failed: %s\n", __FILE__, \
-                   __LINE__, #cond);                                                     \
-      std::abort();                                                                      \
-    }                                                                                    \
+                   __LINE__, #cond);                                                      \
+      std::abort();                                                                       \
+    }                                                                                     \
   } while (false)

@@ -14,10 +14,10 @@ namespace dagsgd::model {
 
 // One link class in the alpha-beta-gamma model.
 struct LinkCost {
-  double alpha_ns = 0;            // per-message startup
-  double beta_ns_per_byte = 0;    // 1 / bandwidth
-  double gamma_ns_per_byte = 0;   // reduction compute per byte
-  Bytes eager_limit = 0;          // above it, rendezvous: +rendezvous_ns per message (0: no step)
+  double alpha_ns = 0;           // per-message startup
+  double beta_ns_per_byte = 0;   // 1 / bandwidth
+  double gamma_ns_per_byte = 0;  // reduction compute per byte
+  Bytes eager_limit = 0;         // above it, rendezvous: +rendezvous_ns per message (0: no step)
   double rendezvous_ns = 0;
   static LinkCost from_fabric(const FabricSpec& f);
 };

@@ -25,8 +25,8 @@ inline constexpr TaskId kNoTask = -1;
 struct Task {
   Nanos duration = 0;
   ResourceId resource = 0;
-  std::int32_t worker = 0;     // -1 for tasks that span all workers (collectives)
-  std::int32_t layer = -1;     // layer index, or gradient group index for kComm
+  std::int32_t worker = 0;  // -1 for tasks that span all workers (collectives)
+  std::int32_t layer = -1;  // layer index, or gradient group index for kComm
   std::int16_t iteration = 0;
   TaskKind kind = TaskKind::kForward;
 };

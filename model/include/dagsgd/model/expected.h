@@ -14,7 +14,7 @@ struct Error {
 };
 
 // Prefixes an error with where it happened: "trace 'x.json': " + "event 3: ...".
-inline Error with_context(const std::string& context, Error e) {
+inline Error with_context(const std::string& context, const Error& e) {
   return Error{context + ": " + e.message};
 }
 
@@ -28,7 +28,7 @@ namespace detail {
 template <class T>
 class [[nodiscard]] Expected {
  public:
-  Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
+  Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}      // NOLINT
   Expected(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
 
   bool ok() const { return v_.index() == 0; }
@@ -76,8 +76,8 @@ inline Expected<void> ok() { return {}; }
 }  // namespace dagsgd::model
 
 // Returns the error of an Expected expression from the enclosing function.
-#define DAGSGD_TRY(expr)                                   \
-  do {                                                     \
-    auto&& dagsgd_try_result_ = (expr);                    \
+#define DAGSGD_TRY(expr)                                             \
+  do {                                                               \
+    auto&& dagsgd_try_result_ = (expr);                              \
     if (!dagsgd_try_result_.ok()) return dagsgd_try_result_.error(); \
   } while (false)

@@ -10,23 +10,23 @@
 namespace dagsgd::model {
 
 struct GpuSpec {
-  std::string name;           // "v100"
-  std::string description;    // "NVIDIA Tesla V100 SXM2 32 GB"
-  double fp32_flops = 0;      // peak FP32, FLOP/s
-  double fp16_flops = 0;      // peak FP16/BF16 dense tensor, FLOP/s
+  std::string name;             // "v100"
+  std::string description;      // "NVIDIA Tesla V100 SXM2 32 GB"
+  double fp32_flops = 0;        // peak FP32, FLOP/s
+  double fp16_flops = 0;        // peak FP16/BF16 dense tensor, FLOP/s
   double memory_bandwidth = 0;  // bytes/s
   std::string source;
 };
 
 struct FabricSpec {
-  std::string name;                  // "10gbe", "nvlink2", "ib-edr", ...
+  std::string name;  // "10gbe", "nvlink2", "ib-edr", ...
   std::string description;
-  std::string scope;                 // "intra" (inside a node), "inter" (between nodes), or "both"
-  double nominal_bandwidth = 0;      // bytes/s, per GPU (intra) or per NIC (inter), one direction
-  double achievable_bandwidth = 0;   // bytes/s a collective can actually sustain
-  Nanos latency = 0;                 // per message startup (alpha)
-  Bytes eager_limit = 0;             // messages above this use the rendezvous protocol (0: none)
-  Nanos rendezvous_latency = 0;      // extra startup above eager_limit
+  std::string scope;                // "intra" (inside a node), "inter" (between nodes), or "both"
+  double nominal_bandwidth = 0;     // bytes/s, per GPU (intra) or per NIC (inter), one direction
+  double achievable_bandwidth = 0;  // bytes/s a collective can actually sustain
+  Nanos latency = 0;                // per message startup (alpha)
+  Bytes eager_limit = 0;            // messages above this use the rendezvous protocol (0: none)
+  Nanos rendezvous_latency = 0;     // extra startup above eager_limit
   std::string source;
 };
 

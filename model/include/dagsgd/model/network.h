@@ -19,8 +19,8 @@ struct Layer {
   std::string name;  // unique within the network, e.g. "layer1.0.conv1"
   std::string type;  // conv, bn, fc, pool, relu, lrn, concat, embedding, attention, layernorm, ...
   std::vector<ParamTensor> params;
-  double forward_flops = 0;               // per sample; one multiply-add counts as 2 FLOPs
-  std::int64_t activation_elements = 0;   // output elements per sample
+  double forward_flops = 0;              // per sample; one multiply-add counts as 2 FLOPs
+  std::int64_t activation_elements = 0;  // output elements per sample
   std::int64_t param_elements() const;
 };
 
@@ -31,7 +31,7 @@ struct Network {
   std::vector<std::int64_t> input_shape;  // per sample, e.g. {3, 224, 224}
   std::vector<Layer> layers;              // in forward order; the output layer is last
   std::int64_t param_elements() const;
-  double forward_flops() const;           // per sample
+  double forward_flops() const;  // per sample
 };
 
 // Loads a network definition file (the schema is in docs/formats.md). Errors name the file and

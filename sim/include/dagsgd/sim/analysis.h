@@ -37,7 +37,7 @@ struct IterationAnalysis {
   model::Nanos start = 0;  // end of the previous iteration's updates (0 for the first)
   model::Nanos end = 0;    // end of this iteration's updates on every worker
   model::Nanos time() const { return end - start; }
-  Breakdown breakdown;     // of `worker`
+  Breakdown breakdown;  // of `worker`
   int worker = 0;
   CriticalPath critical_path;
 };

@@ -35,7 +35,7 @@ struct PredictRequest {
 };
 
 struct PhaseShare {
-  std::string phase;   // io, h2d, forward, backward, comm, update, wait
+  std::string phase;  // io, h2d, forward, backward, comm, update, wait
   model::Nanos time = 0;
 };
 
@@ -49,12 +49,12 @@ struct PredictResult {
   Breakdown breakdown;
   std::vector<PhaseShare> critical_path;  // composition, largest first
   std::size_t critical_path_tasks = 0;
-  std::string bound;                      // communication-bound, compute-bound, ...
-  std::string bottleneck;                 // one sentence
-  model::Nanos if_comm_free = 0;          // iteration time with free communication
-  model::Nanos if_double_bandwidth = 0;   // with twice the bandwidth on every link
+  std::string bound;                     // communication-bound, compute-bound, ...
+  std::string bottleneck;                // one sentence
+  model::Nanos if_comm_free = 0;         // iteration time with free communication
+  model::Nanos if_double_bandwidth = 0;  // with twice the bandwidth on every link
   std::vector<model::GradientGroup> groups;
-  std::string algorithm;                  // the algorithm of the largest group
+  std::string algorithm;  // the algorithm of the largest group
   std::size_t tasks = 0;
   std::uint64_t events = 0;
 };
