@@ -20,5 +20,6 @@ inline constexpr int kExitBadInput = 2;
 int report_error(const std::string& message, int code = kExitBadInput);
 
 // Each add_* creates its subcommand under `root` and, when it is chosen, sets `action`.
+void add_collect(CLI::App& root, Action& action);
 
 }  // namespace dagsgd::tools

@@ -53,7 +53,8 @@ model::Expected<RepairedTrace> repair_truncated_trace(const std::string& text,
   if (out.text.size() > body && out.text.back() == ',') out.text.pop_back();
   out.text.append("\n]}\n");
   out.repaired = true;
-  out.dropped_bytes = static_cast<std::int64_t>(end - keep);
+  // The newline that separated the kept part from the partial event is not counted.
+  out.dropped_bytes = keep < end ? static_cast<std::int64_t>(end - keep - 1) : 0;
   return out;
 }
 

@@ -77,13 +77,17 @@ void track(MPI_Request request, const CallInfo& call, std::int64_t issue_local, 
 
 bool untrack(MPI_Request request, Pending& out) {
   if (request == MPI_REQUEST_NULL) return false;
-  std::lock_guard<std::mutex> lock(g_requests_mu);
-  auto it = g_requests->find(request);
-  if (it == g_requests->end()) return false;
-  out = it->second;
-  (*g_lanes)[static_cast<std::size_t>(out.lane)] = 0;
-  g_requests->erase(it);
-  return true;
+  try {
+    std::lock_guard<std::mutex> lock(g_requests_mu);
+    auto it = g_requests->find(request);
+    if (it == g_requests->end()) return false;
+    out = it->second;
+    (*g_lanes)[static_cast<std::size_t>(out.lane)] = 0;
+    g_requests->erase(it);
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
 // Records the span of a tracked request that `by` saw complete; returns its bytes.
@@ -106,9 +110,14 @@ std::int64_t complete(Recorder* rec, MPI_Request before, const MPI_Status* statu
 thread_local std::vector<MPI_Request> t_before;
 thread_local std::vector<MPI_Status> t_statuses;
 
+// Out of memory leaves MPI_STATUSES_IGNORE in place: receives then keep their posted size.
 MPI_Status* statuses_for(int count, MPI_Status* given) {
   if (given != MPI_STATUSES_IGNORE) return given;
-  if (t_statuses.size() < static_cast<std::size_t>(count)) t_statuses.resize(count);
+  try {
+    if (t_statuses.size() < static_cast<std::size_t>(count)) t_statuses.resize(count);
+  } catch (...) {
+    return given;
+  }
   return t_statuses.data();
 }
 
@@ -235,9 +244,12 @@ void write_pending(Recorder* rec, std::int64_t end_local) {
 void at_exit() {
   Recorder* rec = g_recorder.exchange(nullptr);
   if (rec == nullptr) return;
-  stop_flusher();
-  write_pending(rec, now_ns());
-  (void)rec->finish(nullptr, "exit");
+  try {
+    stop_flusher();
+    write_pending(rec, now_ns());
+    (void)rec->finish(nullptr, "exit");
+  } catch (...) {
+  }
 }
 
 void start_tracing() {
@@ -285,15 +297,15 @@ void stop_tracing() {
   if (rec == nullptr) return;
   // Collective like the start sample; every traced rank gets here (MPI_Finalize is collective).
   runtime::ClockSample end = runtime::measure_clock_offset();
-  stop_flusher();
   try {
+    stop_flusher();
     write_pending(rec, now_ns());
+    auto rc = rec->finish(&end, "finalize");
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (!rc.ok()) warn(rank, rc.error().message);
   } catch (...) {
   }
-  int rank = 0;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  auto rc = rec->finish(&end, "finalize");
-  if (!rc.ok()) warn(rank, rc.error().message);
 }
 
 Recorder* active() { return g_recorder.load(std::memory_order_acquire); }
@@ -538,15 +550,21 @@ std::int64_t complete_array(Recorder* rec, int count, const MPI_Request* after,
   for (int i = 0; i < count; ++i) {
     MPI_Request before = t_before[static_cast<std::size_t>(i)];
     if (before == MPI_REQUEST_NULL || after[i] != MPI_REQUEST_NULL) continue;
-    int s = status_index(i);
+    int s = statuses == MPI_STATUSES_IGNORE ? -1 : status_index(i);
     bytes += complete(rec, before, s >= 0 ? &statuses[s] : nullptr, t1, by);
     ++completed;
   }
   return bytes;
 }
 
-void save_requests(int count, const MPI_Request* requests) {
-  t_before.assign(requests, requests + (count > 0 ? count : 0));
+// Returns false (and the call goes untraced) when out of memory.
+bool save_requests(int count, const MPI_Request* requests) {
+  try {
+    t_before.assign(requests, requests + (count > 0 ? count : 0));
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
 }  // namespace
@@ -591,8 +609,9 @@ DAGSGD_EXPORT int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) 
 
 DAGSGD_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   Recorder* rec = active();
-  if (rec == nullptr) return PMPI_Waitall(count, requests, statuses);
-  mt::save_requests(count, requests);
+  if (rec == nullptr || !mt::save_requests(count, requests)) {
+    return PMPI_Waitall(count, requests, statuses);
+  }
   MPI_Status* st = mt::statuses_for(count, statuses);
   std::int64_t t0 = now_ns();
   int rc = PMPI_Waitall(count, requests, st);
@@ -607,8 +626,9 @@ DAGSGD_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status stat
 
 DAGSGD_EXPORT int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   Recorder* rec = active();
-  if (rec == nullptr) return PMPI_Testall(count, requests, flag, statuses);
-  mt::save_requests(count, requests);
+  if (rec == nullptr || !mt::save_requests(count, requests)) {
+    return PMPI_Testall(count, requests, flag, statuses);
+  }
   MPI_Status* st = mt::statuses_for(count, statuses);
   std::int64_t t0 = now_ns();
   int rc = PMPI_Testall(count, requests, flag, st);
@@ -625,8 +645,9 @@ DAGSGD_EXPORT int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_
 
 DAGSGD_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   Recorder* rec = active();
-  if (rec == nullptr) return PMPI_Waitany(count, requests, index, status);
-  mt::save_requests(count, requests);
+  if (rec == nullptr || !mt::save_requests(count, requests)) {
+    return PMPI_Waitany(count, requests, index, status);
+  }
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   std::int64_t t0 = now_ns();
@@ -645,8 +666,9 @@ DAGSGD_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI
 DAGSGD_EXPORT int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
                               MPI_Status* status) {
   Recorder* rec = active();
-  if (rec == nullptr) return PMPI_Testany(count, requests, index, flag, status);
-  mt::save_requests(count, requests);
+  if (rec == nullptr || !mt::save_requests(count, requests)) {
+    return PMPI_Testany(count, requests, index, flag, status);
+  }
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   std::int64_t t0 = now_ns();
@@ -672,8 +694,7 @@ template <class Call>
 int some(const char* name, const char* what, int incount, MPI_Request requests[], int* outcount,
          int indices[], MPI_Status statuses[], Call invoke) {
   Recorder* rec = active();
-  if (rec == nullptr) return invoke(statuses);
-  save_requests(incount, requests);
+  if (rec == nullptr || !save_requests(incount, requests)) return invoke(statuses);
   MPI_Status* st = statuses_for(incount, statuses);
   std::int64_t t0 = now_ns();
   int rc = invoke(st);
