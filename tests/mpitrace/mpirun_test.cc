@@ -184,6 +184,19 @@ TEST(MpiTrace, RecordsPointToPointNonBlockingAndCompletions) {
   }
 }
 
+// A rank whose trace cannot be created still joins the closing clock sample, so nobody hangs.
+TEST(MpiTrace, RankWithoutTraceDoesNotBlockTheOthers) {
+  std::string dir = fresh_dir("unwritable");
+  std::filesystem::create_directories(dir + "/rank-1.trace.json");  // a directory: open fails
+  auto r =
+      run(mpirun(2) + traced(dir) + " " + DAGSGD_ALLREDUCE_BENCH + " --max-bytes 8 --iterations 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("dagsgd-mpitrace: rank 1: cannot create trace"), std::string::npos)
+      << r.output;
+  auto t = read_trace(dir + "/rank-0.trace.json");
+  EXPECT_EQ(spans(t, "MPI_Allreduce").size(), 2u * 12u);
+}
+
 TEST(MpiTrace, CollectWritesARunDirectory) {
   std::string dir = fresh_dir("collect");
   std::string cmd = std::string(DAGSGD_BINARY) + " collect --out " + dir + " -- " + mpirun(2) +

@@ -29,6 +29,9 @@ std::atomic<Recorder*> g_recorder{nullptr};
 // Stays set after MPI_Finalize so a late fatal signal still finds a closed, harmless recorder.
 std::atomic<Recorder*> g_signal_recorder{nullptr};
 std::atomic<int> g_next_thread{0};
+// Set once this rank took part in the start clock sample: it must then take part in the end one
+// too, even if its trace could not be opened, or the ranks that did would wait for it forever.
+bool g_clock_synced = false;
 thread_local int t_thread = -1;
 
 int thread_index() {
@@ -264,6 +267,7 @@ void start_tracing() {
     config.start = runtime::measure_clock_offset();
     std::int64_t base = rank == 0 ? now_ns() : 0;
     PMPI_Bcast(&base, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    g_clock_synced = true;
     config.base_ns = base;
     config.rank = rank;
     config.world_size = size;
@@ -293,10 +297,12 @@ void start_tracing() {
 }
 
 void stop_tracing() {
+  if (!g_clock_synced) return;
+  g_clock_synced = false;
   Recorder* rec = g_recorder.exchange(nullptr);
-  if (rec == nullptr) return;
-  // Collective like the start sample; every traced rank gets here (MPI_Finalize is collective).
+  // Collective like the start sample (MPI_Finalize is collective too).
   runtime::ClockSample end = runtime::measure_clock_offset();
+  if (rec == nullptr) return;
   try {
     stop_flusher();
     write_pending(rec, now_ns());
