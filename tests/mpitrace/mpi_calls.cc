@@ -1,5 +1,6 @@
 // A small MPI program that makes every call the tracer wraps, with sizes a test can predict
-// (tests/mpitrace/mpitrace_test.cc), and can kill one of its ranks midway with SIGKILL.
+// (tests/mpitrace/mpirun_test.cc); it can kill one of its ranks midway (--kill-rank R
+// --kill-after ITER [--kill-signal N], default SIGKILL) or skip MPI_Finalize (--finalize 0).
 #include <mpi.h>
 #include <signal.h>
 
@@ -17,10 +18,14 @@ int main(int argc, char** argv) {
   int iterations = 3;
   int kill_rank = -1;
   int kill_after = 0;
+  int kill_signal = SIGKILL;
+  bool finalize = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--kill-rank") == 0) kill_rank = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--kill-after") == 0) kill_after = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--kill-signal") == 0) kill_signal = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--finalize") == 0) finalize = std::atoi(argv[i + 1]) != 0;
   }
   const int next = (rank + 1) % size;
   const int prev = (rank + size - 1) % size;
@@ -29,7 +34,7 @@ int main(int argc, char** argv) {
   std::vector<char> c(256, 'x');
   std::vector<int> counts(static_cast<std::size_t>(size), 4);
   for (int it = 0; it < iterations; ++it) {
-    if (rank == kill_rank && it == kill_after) raise(SIGKILL);
+    if (rank == kill_rank && it == kill_after) raise(kill_signal);
     MPI_Allreduce(d.data(), d2.data(), 100, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);     // 800 B
     MPI_Reduce(d.data(), d2.data(), 3, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);        // 12 B
     MPI_Bcast(c.data(), 7, MPI_CHAR, size - 1, MPI_COMM_WORLD);                       // 7 B
@@ -73,6 +78,7 @@ int main(int argc, char** argv) {
     flag = 0;
     while (flag == 0) MPI_Testall(1, &bar, &flag, MPI_STATUSES_IGNORE);
   }
-  MPI_Finalize();
+  // Without MPI_Finalize, exit() still closes the traces (Open MPI then reports the job as failed).
+  if (finalize) MPI_Finalize();
   return 0;
 }

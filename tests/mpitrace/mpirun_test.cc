@@ -255,5 +255,35 @@ TEST(MpiTrace, CollectSurvivesAKilledRank) {
   }
 }
 
+// A crashing rank (SIGSEGV, caught) keeps every event it completed, not just the flushed ones.
+TEST(MpiTrace, CrashingRankKeepsItsCompletedEvents) {
+  std::string dir = fresh_dir("segv");
+  auto r = run(std::string(DAGSGD_BINARY) + " collect --flush-ms 0 --out " + dir + " -- " +
+               mpirun(2) + " " + DAGSGD_MPI_CALLS +
+               " --iterations 1000000 --kill-rank 1 --kill-after 3 --kill-signal 11");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("rank 1 (60 events"), std::string::npos) << r.output;
+  auto t = read_trace(dir + "/rank-1.trace.json");
+  EXPECT_EQ(spans(t, "MPI_Allreduce").size(), 3u);
+  EXPECT_EQ(spans(t, "MPI_Testall").size(), 3u);
+}
+
+// exit() without MPI_Finalize closes the traces, with no end clock sample.
+TEST(MpiTrace, ExitWithoutFinalizeClosesTheTrace) {
+  std::string dir = fresh_dir("nofinalize");
+  std::filesystem::create_directories(dir);
+  auto r = run(mpirun(2) + traced(dir) + " " + DAGSGD_MPI_CALLS + " --iterations 2 --finalize 0");
+  for (int rank = 0; rank < 2; ++rank) {
+    std::string path = dir + "/rank-" + std::to_string(rank) + ".trace.json";
+    auto t = nlohmann::json::parse(*model::read_file(path), nullptr, false);
+    ASSERT_FALSE(t.is_discarded()) << path << "\n" << r.output;
+    EXPECT_EQ(spans(t, "MPI_Allreduce").size(), 2u);
+    const auto& last = t["traceEvents"].back();
+    EXPECT_EQ(last["name"], "dagsgd_clock_sync");
+    EXPECT_EQ(last["args"]["ended_by"], "exit");
+    EXPECT_FALSE(last["args"].contains("drift_correction_ns"));
+  }
+}
+
 }  // namespace
 }  // namespace dagsgd::mpitrace
