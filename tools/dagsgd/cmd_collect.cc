@@ -95,18 +95,28 @@ struct ChildResult {
   bool ok() const { return started && signal == 0 && exit_code == 0; }
 };
 
+volatile sig_atomic_t g_child_pid = 0;
+
+// SIGTERM to collect goes on to the command (mpirun then stops its ranks, which flush), and
+// collect stays to write the run directory.
+void forward_term(int sig) {
+  if (g_child_pid > 0) kill(static_cast<pid_t>(g_child_pid), sig);
+}
+
 ChildResult run_child(const std::vector<std::string>& argv,
                       const std::vector<std::pair<std::string, std::string>>& env) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  // Ctrl-C reaches the whole process group; collect must survive it to write what it can.
+  // Ctrl-C already reaches the command (same process group); collect must outlive it.
   struct sigaction ignore {};
+  struct sigaction forward {};
   struct sigaction old_int {};
   struct sigaction old_term {};
   ignore.sa_handler = SIG_IGN;  // NOLINT
+  forward.sa_handler = forward_term;
   sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGTERM, &ignore, &old_term);
+  sigaction(SIGTERM, &forward, &old_term);
   ChildResult r;
   pid_t pid = fork();
   if (pid == 0) {
@@ -118,9 +128,11 @@ ChildResult run_child(const std::vector<std::string>& argv,
     _exit(127);
   }
   if (pid > 0) {
+    g_child_pid = pid;
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    g_child_pid = 0;
     r.started = true;
     if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
