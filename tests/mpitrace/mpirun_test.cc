@@ -255,6 +255,36 @@ TEST(MpiTrace, CollectSurvivesAKilledRank) {
   }
 }
 
+// Request handles recycled between threads must not lose or mix up non-blocking spans.
+TEST(MpiTrace, TracksRequestsOfConcurrentThreads) {
+  const int iterations = 300;
+  std::string dir = fresh_dir("threads");
+  std::filesystem::create_directories(dir);
+  auto r = run(mpirun(2) + traced(dir) + " " + DAGSGD_MPI_THREADS + " --iterations " +
+               std::to_string(iterations));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (int rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    auto t = read_trace(dir + "/rank-" + std::to_string(rank) + ".trace.json");
+    for (const char* op : {"MPI_Isend", "MPI_Irecv"}) {
+      auto got = spans(t, op);
+      EXPECT_EQ(got.size(), 4u * iterations) << op;
+      for (const auto& e : got) {
+        EXPECT_EQ(arg_of(e, "bytes"), 400);
+        EXPECT_EQ(arg_of(e, "peer"), rank ^ 1);
+      }
+    }
+    auto waits = spans(t, "MPI_Waitall");
+    EXPECT_EQ(waits.size(), 4u * iterations);
+    std::map<int, int> per_thread;
+    for (const auto& e : waits) {
+      EXPECT_EQ(arg_of(e, "requests"), 2) << e;
+      ++per_thread[e["tid"].get<int>()];
+    }
+    EXPECT_EQ(per_thread.size(), 4u);  // every thread on its own track
+  }
+}
+
 // A crashing rank (SIGSEGV, caught) keeps every event it completed, not just the flushed ones.
 TEST(MpiTrace, CrashingRankKeepsItsCompletedEvents) {
   std::string dir = fresh_dir("segv");

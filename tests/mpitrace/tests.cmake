@@ -7,6 +7,10 @@ if(DAGSGD_WITH_MPI)
   target_link_libraries(dagsgd-mpitrace-calls PRIVATE MPI::MPI_C)
   target_compile_definitions(dagsgd-mpitrace-calls PRIVATE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
   dagsgd_warnings(dagsgd-mpitrace-calls)
+  add_executable(dagsgd-mpitrace-threads ${mpitrace_test_dir}/mpi_threads.cc)
+  target_link_libraries(dagsgd-mpitrace-threads PRIVATE MPI::MPI_C Threads::Threads)
+  target_compile_definitions(dagsgd-mpitrace-threads PRIVATE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
+  dagsgd_warnings(dagsgd-mpitrace-threads)
 
   function(dagsgd_mpitrace_test name src labels)
     add_executable(${name} ${mpitrace_test_dir}/${src})
@@ -17,8 +21,10 @@ if(DAGSGD_WITH_MPI)
       DAGSGD_MPITRACE_LIB="$<TARGET_FILE:dagsgd-mpitrace>"
       DAGSGD_ALLREDUCE_BENCH="$<TARGET_FILE:dagsgd-allreduce-bench>"
       DAGSGD_MPI_CALLS="$<TARGET_FILE:dagsgd-mpitrace-calls>"
+      DAGSGD_MPI_THREADS="$<TARGET_FILE:dagsgd-mpitrace-threads>"
       DAGSGD_MPIEXEC="${MPIEXEC_EXECUTABLE}")
-    add_dependencies(${name} dagsgd dagsgd-mpitrace dagsgd-allreduce-bench dagsgd-mpitrace-calls)
+    add_dependencies(${name} dagsgd dagsgd-mpitrace dagsgd-allreduce-bench dagsgd-mpitrace-calls
+      dagsgd-mpitrace-threads)
     dagsgd_warnings(${name})
     gtest_discover_tests(${name} PROPERTIES LABELS "${labels}" RUN_SERIAL TRUE TIMEOUT 300
       DISCOVERY_TIMEOUT 60)

@@ -353,9 +353,10 @@ int run_collect(const CollectOptions& o) {
                         kExitFailure);
   }
   std::fprintf(stderr,
-               "dagsgd collect: %d ranks, %lld events, clock residual %.0f ns; run directory "
+               "dagsgd collect: %d rank%s, %lld events, clock residual %.0f ns; run directory "
                "'%s'\n",
-               m.ranks, static_cast<long long>(events), m.clock_residual_ns, out.string().c_str());
+               m.ranks, m.ranks == 1 ? "" : "s", static_cast<long long>(events),
+               m.clock_residual_ns, out.string().c_str());
   return kExitOk;
 }
 

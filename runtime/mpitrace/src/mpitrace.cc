@@ -46,11 +46,15 @@ struct Pending {
   std::int64_t issue_local = 0;
   std::int64_t id = 0;
   int lane = 0;
+  int thread = 0;  // the issuing thread
   bool is_recv = false;
 };
 
+// Keyed by handle, but MPI recycles a handle as soon as it frees the request, and with several
+// threads another thread's new request can get it before our completion code looks it up. So a
+// handle may map to several entries; lookups prefer the calling thread's own.
 std::mutex g_requests_mu;
-std::unordered_map<MPI_Request, Pending>* g_requests = nullptr;  // created at init, never freed
+std::unordered_multimap<MPI_Request, Pending>* g_requests = nullptr;  // made at init, never freed
 std::vector<char>* g_lanes = nullptr;
 std::int64_t g_next_request = 0;
 
@@ -66,14 +70,32 @@ int take_lane_locked() {
   return static_cast<int>(lanes.size() - 1);
 }
 
+// The entry for `request`, the calling thread's if it has one; end() if none.
+std::unordered_multimap<MPI_Request, Pending>::iterator find_locked(MPI_Request request,
+                                                                    int thread) {
+  auto [first, last] = g_requests->equal_range(request);
+  for (auto it = first; it != last; ++it) {
+    if (it->second.thread == thread) return it;
+  }
+  return first == last ? g_requests->end() : first;
+}
+
+void erase_locked(std::unordered_multimap<MPI_Request, Pending>::iterator it) {
+  (*g_lanes)[static_cast<std::size_t>(it->second.lane)] = 0;
+  g_requests->erase(it);
+}
+
 void track(MPI_Request request, const CallInfo& call, std::int64_t issue_local, bool is_recv) {
   if (request == MPI_REQUEST_NULL) return;
   try {
+    int thread = thread_index();
     std::lock_guard<std::mutex> lock(g_requests_mu);
-    auto [it, inserted] = g_requests->try_emplace(request);
-    // A handle completed behind our back (e.g. MPI_Request_free) and reused: drop the stale one.
-    if (!inserted) (*g_lanes)[static_cast<std::size_t>(it->second.lane)] = 0;
-    it->second = Pending{call, issue_local, g_next_request++, take_lane_locked(), is_recv};
+    // This thread's entry for the same handle completed behind our back (e.g. a persistent or
+    // freed request): drop it.
+    auto old = find_locked(request, thread);
+    if (old != g_requests->end() && old->second.thread == thread) erase_locked(old);
+    g_requests->emplace(
+        request, Pending{call, issue_local, g_next_request++, take_lane_locked(), thread, is_recv});
   } catch (...) {
   }
 }
@@ -81,12 +103,12 @@ void track(MPI_Request request, const CallInfo& call, std::int64_t issue_local, 
 bool untrack(MPI_Request request, Pending& out) {
   if (request == MPI_REQUEST_NULL) return false;
   try {
+    int thread = thread_index();
     std::lock_guard<std::mutex> lock(g_requests_mu);
-    auto it = g_requests->find(request);
+    auto it = find_locked(request, thread);
     if (it == g_requests->end()) return false;
     out = it->second;
-    (*g_lanes)[static_cast<std::size_t>(out.lane)] = 0;
-    g_requests->erase(it);
+    erase_locked(it);
     return true;
   } catch (...) {
     return false;
@@ -281,7 +303,7 @@ void start_tracing() {
       warn(rank, rec.error().message + "; this rank is not traced");
       return;
     }
-    g_requests = new std::unordered_map<MPI_Request, Pending>();
+    g_requests = new std::unordered_multimap<MPI_Request, Pending>();
     g_lanes = new std::vector<char>();
     Recorder* r = rec->release();
     g_signal_recorder.store(r, std::memory_order_release);
