@@ -56,7 +56,9 @@ std::string parse(int argc, char** argv, Options& o, bool& help) {
     errno = 0;
     long v = std::strtol(value.c_str(), &end, 10);
     if (errno != 0 || end == value.c_str() || *end != '\0' || v < 0) {
-      return "option '" + arg + "': '" + value + "' is not a non-negative integer";
+      std::string msg = "option '" + arg;
+      msg += "': '" + value + "' is not a non-negative integer";
+      return msg;
     }
     *target = v;
   }

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   int iterations = 1000;
   if (argc > 2 && std::strcmp(argv[1], "--iterations") == 0) iterations = std::atoi(argv[2]);
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([rank, t, iterations] {
       std::vector<int> out(100, t);

@@ -116,9 +116,9 @@ TEST(MpiTrace, RecordsPointToPointNonBlockingAndCompletions) {
     for (Expect x : {Expect{"MPI_Allreduce", 800},
                      Expect{"MPI_Reduce", 12},
                      {"MPI_Bcast", 7},
-                     Expect{"MPI_Allgather", 8 * ranks},
-                     Expect{"MPI_Alltoall", 8 * ranks},
-                     Expect{"MPI_Reduce_scatter", 16 * ranks},
+                     Expect{"MPI_Allgather", std::int64_t{8} * ranks},
+                     Expect{"MPI_Alltoall", std::int64_t{8} * ranks},
+                     Expect{"MPI_Reduce_scatter", std::int64_t{16} * ranks},
                      Expect{"MPI_Barrier", 0},
                      Expect{"MPI_Send", 32},
                      Expect{"MPI_Recv", 32},
@@ -126,12 +126,12 @@ TEST(MpiTrace, RecordsPointToPointNonBlockingAndCompletions) {
                      Expect{"MPI_Irecv", 64},
                      Expect{"MPI_Iallreduce", 40},
                      Expect{"MPI_Ibcast", 20},
-                     Expect{"MPI_Iallgather", 4 * ranks},
+                     Expect{"MPI_Iallgather", std::int64_t{4} * ranks},
                      Expect{"MPI_Ibarrier", 0},
                      Expect{"MPI_Waitall", 128},
                      Expect{"MPI_Wait", 40},
                      Expect{"MPI_Test", 20},
-                     Expect{"MPI_Waitany", 4 * ranks},
+                     Expect{"MPI_Waitany", std::int64_t{4} * ranks},
                      Expect{"MPI_Testall", 0}}) {
       auto got = spans(t, x.name);
       EXPECT_EQ(got.size(), static_cast<std::size_t>(iterations)) << x.name;
@@ -216,7 +216,9 @@ TEST(MpiTrace, CollectWritesARunDirectory) {
   std::vector<std::string> names = {"rank-0.trace.json", "rank-1.trace.json"};
   EXPECT_EQ(m->traces, names);
   for (const auto& name : names) {
-    auto t = nlohmann::json::parse(*model::read_file(dir + "/" + name), nullptr, false);
+    std::string path = dir;
+    path += "/" + name;
+    auto t = nlohmann::json::parse(*model::read_file(path), nullptr, false);
     ASSERT_FALSE(t.is_discarded()) << name;                         // complete, no repair needed
     EXPECT_EQ(spans(t, "MPI_Allreduce").size(), 7u * 13u) << name;  // 4..256 B, 3+10 each
   }

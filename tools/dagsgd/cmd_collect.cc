@@ -106,6 +106,7 @@ void forward_term(int sig) {
 ChildResult run_child(const std::vector<std::string>& argv,
                       const std::vector<std::pair<std::string, std::string>>& env) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   // Ctrl-C already reaches the command (same process group); collect must outlive it.
@@ -269,7 +270,8 @@ int run_collect(const CollectOptions& o) {
     std::vector<std::string> inject = {"-x", "LD_PRELOAD=" + preload};
     for (const auto& [k, v] : env) {
       inject.push_back("-x");
-      inject.push_back(k + "=" + v);
+      inject.push_back(k);
+      inject.back() += "=" + v;
     }
     argv.insert(argv.begin() + 1, inject.begin(), inject.end());
   } else {
