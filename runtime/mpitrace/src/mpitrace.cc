@@ -1,6 +1,7 @@
 // libdagsgd-mpitrace.so: PMPI wrappers that record every traced MPI call of any program it is
 // LD_PRELOADed into, once MPI_Init finds DAGSGD_TRACE_DIR set (docs/tracing.md).
 #include <mpi.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -232,6 +233,12 @@ std::thread* g_flusher = nullptr;
 
 void start_flusher(Recorder* rec, long interval_ms) {
   if (interval_ms <= 0) return;
+  // The thread blocks every signal (it inherits the mask), so a SIGTERM for the process is
+  // handled by one of the program's threads, never by this one in the middle of a flush.
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
   g_flusher = new std::thread([rec, interval_ms] {
     std::unique_lock<std::mutex> lock(g_flusher_mu);
     while (!g_flusher_stop) {
@@ -239,6 +246,7 @@ void start_flusher(Recorder* rec, long interval_ms) {
       rec->flush();
     }
   });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 void stop_flusher() {
