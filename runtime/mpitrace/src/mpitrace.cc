@@ -239,13 +239,18 @@ void start_flusher(Recorder* rec, long interval_ms) {
   sigset_t old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
-  g_flusher = new std::thread([rec, interval_ms] {
-    std::unique_lock<std::mutex> lock(g_flusher_mu);
-    while (!g_flusher_stop) {
-      g_flusher_cv.wait_for(lock, std::chrono::milliseconds(interval_ms));
-      rec->flush();
-    }
-  });
+  try {
+    g_flusher = new std::thread([rec, interval_ms] {
+      std::unique_lock<std::mutex> lock(g_flusher_mu);
+      while (!g_flusher_stop) {
+        g_flusher_cv.wait_for(lock, std::chrono::milliseconds(interval_ms));
+        rec->flush();
+      }
+    });
+  } catch (...) {
+    // No thread: events still reach the file when the buffer fills and at the end.
+    g_flusher = nullptr;
+  }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
