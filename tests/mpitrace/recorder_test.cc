@@ -108,6 +108,35 @@ TEST(Recorder, WritesCallsAndAsyncSpansOnRankZerosClock) {
   EXPECT_EQ(c["spans"], 3);
 }
 
+// The reader's drift formula (docs/tracing.md) applied to a written ts gives exactly rank 0's
+// clock as the linear ClockAlignment between the two samples computes it.
+TEST(Recorder, DocumentedDriftCorrectionMatchesClockAlignment) {
+  std::string dir = fresh_dir("drift");
+  RecorderConfig config = config_in(dir);
+  auto rec = Recorder::open(config);
+  ASSERT_TRUE(rec.ok()) << rec.error().message;
+  CallInfo b;
+  b.name = "MPI_Barrier";
+  b.collective = "barrier";
+  const std::int64_t local = 9'000'000;
+  (*rec)->record_call(b, local, local + 1000, 0);
+  runtime::ClockSample end{12'000'000, -2'500, 60};
+  ASSERT_TRUE((*rec)->finish(&end, "finalize").ok());
+  auto j = read_trace(dir + "/rank-1.trace.json");
+  const auto* e = find_event(j, "MPI_Barrier", 'X');
+  const auto* clock = find_event(j, "dagsgd_clock_sync", 'M');
+  ASSERT_NE(e, nullptr);
+  ASSERT_NE(clock, nullptr);
+  double ts = (*e)["ts"].get<double>() * 1000;  // ns
+  double t0 = (*clock)["args"]["drift_t0_ns"].get<double>();
+  double t1 = (*clock)["args"]["drift_t1_ns"].get<double>();
+  double c = (*clock)["args"]["drift_correction_ns"].get<double>();
+  double corrected = ts + c * (ts - t0) / (t1 - t0);
+  runtime::ClockAlignment align(config.start);
+  align.set_end(end);
+  EXPECT_NEAR(corrected, static_cast<double>(align.to_global(local) - config.base_ns), 1.0);
+}
+
 TEST(Recorder, SignalFlushLeavesValidJsonAndStopsRecording) {
   std::string dir = fresh_dir("signal");
   auto rec = Recorder::open(config_in(dir));
