@@ -1,6 +1,7 @@
 // A small MPI program that makes every call the tracer wraps, with sizes a test can predict
 // (tests/mpitrace/mpirun_test.cc); it can kill one of its ranks midway (--kill-rank R
-// --kill-after ITER [--kill-signal N], default SIGKILL) or skip MPI_Finalize (--finalize 0).
+// --kill-after ITER [--kill-signal N], default SIGKILL) or skip MPI_Finalize (--finalize 0);
+// --subcomm 1 adds calls on a sub-communicator whose ranks run opposite to the world's.
 #include <mpi.h>
 #include <signal.h>
 
@@ -20,12 +21,14 @@ int main(int argc, char** argv) {
   int kill_after = 0;
   int kill_signal = SIGKILL;
   bool finalize = true;
+  bool subcomm = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--kill-rank") == 0) kill_rank = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--kill-after") == 0) kill_after = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--kill-signal") == 0) kill_signal = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--finalize") == 0) finalize = std::atoi(argv[i + 1]) != 0;
+    if (std::strcmp(argv[i], "--subcomm") == 0) subcomm = std::atoi(argv[i + 1]) != 0;
   }
   const int next = (rank + 1) % size;
   const int prev = (rank + size - 1) % size;
@@ -77,6 +80,18 @@ int main(int argc, char** argv) {
     MPI_Ibarrier(MPI_COMM_WORLD, &bar);
     flag = 0;
     while (flag == 0) MPI_Testall(1, &bar, &flag, MPI_STATUSES_IGNORE);
+  }
+  if (subcomm) {
+    // Ranks reversed: sub rank s is world rank size-1-s, so the tracer must translate.
+    MPI_Comm rev;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - 1 - rank, &rev);
+    const int sub = size - 1 - rank;
+    MPI_Bcast(c.data(), 3, MPI_CHAR, 0, rev);  // root: world rank size-1
+    MPI_Request r[2];
+    MPI_Irecv(c.data() + 128, 8, MPI_CHAR, MPI_ANY_SOURCE, 7, rev, &r[0]);
+    MPI_Isend(c.data(), 8, MPI_CHAR, (sub + 1) % size, 7, rev, &r[1]);
+    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    MPI_Comm_free(&rev);
   }
   // Without MPI_Finalize, exit() still closes the traces (Open MPI then reports the job as failed).
   if (finalize) MPI_Finalize();

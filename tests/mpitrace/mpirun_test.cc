@@ -287,6 +287,31 @@ TEST(MpiTrace, TracksRequestsOfConcurrentThreads) {
   }
 }
 
+// peer and root are world ranks, also on a sub-communicator that numbers the ranks differently.
+TEST(MpiTrace, TranslatesSubCommunicatorRanksToWorldRanks) {
+  const int ranks = 3;
+  std::string dir = fresh_dir("subcomm");
+  std::filesystem::create_directories(dir);
+  auto r =
+      run(mpirun(ranks) + traced(dir) + " " + DAGSGD_MPI_CALLS + " --iterations 0 --subcomm 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (int rank = 0; rank < ranks; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    auto t = read_trace(dir + "/rank-" + std::to_string(rank) + ".trace.json");
+    const int sub = ranks - 1 - rank;
+    auto world_of = [&](int s) { return ranks - 1 - s; };
+    auto bcast = spans(t, "MPI_Bcast");
+    ASSERT_EQ(bcast.size(), 1u);
+    EXPECT_EQ(arg_of(bcast[0], "root"), ranks - 1);
+    auto isend = spans(t, "MPI_Isend");
+    ASSERT_EQ(isend.size(), 1u);
+    EXPECT_EQ(arg_of(isend[0], "peer"), world_of((sub + 1) % ranks));
+    auto irecv = spans(t, "MPI_Irecv");
+    ASSERT_EQ(irecv.size(), 1u);
+    EXPECT_EQ(arg_of(irecv[0], "peer"), world_of((sub + ranks - 1) % ranks));
+  }
+}
+
 // A crashing rank (SIGSEGV, caught) keeps every event it completed, not just the flushed ones.
 TEST(MpiTrace, CrashingRankKeepsItsCompletedEvents) {
   std::string dir = fresh_dir("segv");

@@ -49,6 +49,7 @@ struct Pending {
   int lane = 0;
   int thread = 0;  // the issuing thread
   bool is_recv = false;
+  MPI_Comm comm = MPI_COMM_NULL;  // to translate the source a receive's status names
 };
 
 // Keyed by handle, but MPI recycles a handle as soon as it frees the request, and with several
@@ -86,7 +87,8 @@ void erase_locked(std::unordered_multimap<MPI_Request, Pending>::iterator it) {
   g_requests->erase(it);
 }
 
-void track(MPI_Request request, const CallInfo& call, std::int64_t issue_local, bool is_recv) {
+void track(MPI_Request request, const CallInfo& call, std::int64_t issue_local, bool is_recv,
+           MPI_Comm comm) {
   if (request == MPI_REQUEST_NULL) return;
   try {
     int thread = thread_index();
@@ -95,8 +97,8 @@ void track(MPI_Request request, const CallInfo& call, std::int64_t issue_local, 
     // freed request): drop it.
     auto old = find_locked(request, thread);
     if (old != g_requests->end() && old->second.thread == thread) erase_locked(old);
-    g_requests->emplace(
-        request, Pending{call, issue_local, g_next_request++, take_lane_locked(), thread, is_recv});
+    g_requests->emplace(request, Pending{call, issue_local, g_next_request++, take_lane_locked(),
+                                         thread, is_recv, comm});
   } catch (...) {
   }
 }
@@ -116,6 +118,8 @@ bool untrack(MPI_Request request, Pending& out) {
   }
 }
 
+int world_rank(MPI_Comm comm, int rank);
+
 // Records the span of a tracked request that `by` saw complete; returns its bytes.
 std::int64_t complete(Recorder* rec, MPI_Request before, const MPI_Status* status,
                       std::int64_t end_local, const char* by) {
@@ -125,7 +129,7 @@ std::int64_t complete(Recorder* rec, MPI_Request before, const MPI_Status* statu
     int n = 0;
     PMPI_Get_count(status, MPI_BYTE, &n);
     if (n != MPI_UNDEFINED) p.call.bytes = n;
-    p.call.peer = status->MPI_SOURCE;
+    p.call.peer = world_rank(p.comm, status->MPI_SOURCE);
     p.call.tag = status->MPI_TAG;
   }
   rec->record_async(p.call, p.issue_local, end_local, p.lane, p.id, by);
@@ -177,13 +181,67 @@ CallInfo call(const char* name, const char* collective, std::int64_t bytes, MPI_
   return c;
 }
 
-CallInfo rooted(CallInfo c, int root) {
-  c.root = root;
+// peer/root are recorded as world ranks (docs/tracing.md): a sub-communicator's translation
+// table is computed once and dropped at MPI_Comm_free, before MPI can reuse the handle.
+std::mutex g_comms_mu;
+std::unordered_map<MPI_Comm, std::vector<int>>* g_comms = nullptr;  // made at init, never freed
+
+std::vector<int> translation_to_world(MPI_Comm comm) {
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  MPI_Group group;
+  MPI_Group world;
+  // On an intercommunicator, point-to-point ranks name the remote group.
+  if (inter != 0) {
+    PMPI_Comm_remote_group(comm, &group);
+  } else {
+    PMPI_Comm_group(comm, &group);
+  }
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  int n = 0;
+  PMPI_Group_size(group, &n);
+  std::vector<int> in(static_cast<std::size_t>(n));
+  std::vector<int> out(static_cast<std::size_t>(n), MPI_UNDEFINED);
+  for (int i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = i;
+  PMPI_Group_translate_ranks(group, n, in.data(), world, out.data());
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world);
+  return out;
+}
+
+// Special values (MPI_ANY_SOURCE, MPI_PROC_NULL, MPI_ROOT) and ranks outside MPI_COMM_WORLD
+// (spawned processes) stay as they are.
+int world_rank(MPI_Comm comm, int rank) {
+  if (rank < 0 || comm == MPI_COMM_WORLD || g_comms == nullptr) return rank;
+  try {
+    std::lock_guard<std::mutex> lock(g_comms_mu);
+    auto it = g_comms->find(comm);
+    if (it == g_comms->end()) it = g_comms->emplace(comm, translation_to_world(comm)).first;
+    const auto& table = it->second;
+    if (static_cast<std::size_t>(rank) >= table.size()) return rank;
+    int w = table[static_cast<std::size_t>(rank)];
+    return w == MPI_UNDEFINED ? rank : w;
+  } catch (...) {
+    return rank;
+  }
+}
+
+void forget_comm(MPI_Comm comm) {
+  if (g_comms == nullptr) return;
+  try {
+    std::lock_guard<std::mutex> lock(g_comms_mu);
+    g_comms->erase(comm);
+  } catch (...) {
+  }
+}
+
+CallInfo rooted(CallInfo c, int root, MPI_Comm comm) {
+  c.root = world_rank(comm, root);
   return c;
 }
 
-CallInfo p2p(CallInfo c, int peer, int tag) {
-  c.peer = peer;
+CallInfo p2p(CallInfo c, int peer, int tag, MPI_Comm comm) {
+  c.peer = world_rank(comm, peer);
   c.tag = tag;
   return c;
 }
@@ -318,6 +376,7 @@ void start_tracing() {
     }
     g_requests = new std::unordered_multimap<MPI_Request, Pending>();
     g_lanes = new std::vector<char>();
+    g_comms = new std::unordered_map<MPI_Comm, std::vector<int>>();
     Recorder* r = rec->release();
     g_signal_recorder.store(r, std::memory_order_release);
     g_recorder.store(r, std::memory_order_release);
@@ -389,12 +448,12 @@ DAGSGD_EXPORT int MPI_Finalize() {
   return rc
 
 // A non-blocking call: its span opens at issue and closes in the Wait/Test that completes it.
-#define DAGSGD_NONBLOCKING(invoke, describe, is_recv)                \
-  Recorder* rec = active();                                          \
-  if (rec == nullptr) return invoke;                                 \
-  std::int64_t t0 = now_ns();                                        \
-  int rc = invoke;                                                   \
-  if (rc == MPI_SUCCESS) mt::track(*request, describe, t0, is_recv); \
+#define DAGSGD_NONBLOCKING(invoke, describe, is_recv)                      \
+  Recorder* rec = active();                                                \
+  if (rec == nullptr) return invoke;                                       \
+  std::int64_t t0 = now_ns();                                              \
+  int rc = invoke;                                                         \
+  if (rc == MPI_SUCCESS) mt::track(*request, describe, t0, is_recv, comm); \
   return rc
 
 // --- Collectives -------------------------------------------------------------------------------
@@ -426,29 +485,32 @@ DAGSGD_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_
                              MPI_Op op, int root, MPI_Comm comm) {
   DAGSGD_BLOCKING(
       PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm),
-      mt::rooted(mt::call("MPI_Reduce", "reduce", mt::type_bytes(count, datatype), comm), root));
+      mt::rooted(mt::call("MPI_Reduce", "reduce", mt::type_bytes(count, datatype), comm), root,
+                 comm));
 }
 
 DAGSGD_EXPORT int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                               MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
   DAGSGD_NONBLOCKING(
       PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request),
-      mt::rooted(mt::call("MPI_Ireduce", "reduce", mt::type_bytes(count, datatype), comm), root),
+      mt::rooted(mt::call("MPI_Ireduce", "reduce", mt::type_bytes(count, datatype), comm), root,
+                 comm),
       false);
 }
 
 DAGSGD_EXPORT int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root,
                             MPI_Comm comm) {
-  DAGSGD_BLOCKING(
-      PMPI_Bcast(buffer, count, datatype, root, comm),
-      mt::rooted(mt::call("MPI_Bcast", "bcast", mt::type_bytes(count, datatype), comm), root));
+  DAGSGD_BLOCKING(PMPI_Bcast(buffer, count, datatype, root, comm),
+                  mt::rooted(mt::call("MPI_Bcast", "bcast", mt::type_bytes(count, datatype), comm),
+                             root, comm));
 }
 
 DAGSGD_EXPORT int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root,
                              MPI_Comm comm, MPI_Request* request) {
   DAGSGD_NONBLOCKING(
       PMPI_Ibcast(buffer, count, datatype, root, comm, request),
-      mt::rooted(mt::call("MPI_Ibcast", "bcast", mt::type_bytes(count, datatype), comm), root),
+      mt::rooted(mt::call("MPI_Ibcast", "bcast", mt::type_bytes(count, datatype), comm), root,
+                 comm),
       false);
 }
 
@@ -529,17 +591,17 @@ DAGSGD_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, i
 
 DAGSGD_EXPORT int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                            MPI_Comm comm) {
-  DAGSGD_BLOCKING(
-      PMPI_Send(buf, count, datatype, dest, tag, comm),
-      mt::p2p(mt::call("MPI_Send", "send", mt::type_bytes(count, datatype), comm), dest, tag));
+  DAGSGD_BLOCKING(PMPI_Send(buf, count, datatype, dest, tag, comm),
+                  mt::p2p(mt::call("MPI_Send", "send", mt::type_bytes(count, datatype), comm), dest,
+                          tag, comm));
 }
 
 DAGSGD_EXPORT int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                             MPI_Comm comm, MPI_Request* request) {
-  DAGSGD_NONBLOCKING(
-      PMPI_Isend(buf, count, datatype, dest, tag, comm, request),
-      mt::p2p(mt::call("MPI_Isend", "send", mt::type_bytes(count, datatype), comm), dest, tag),
-      false);
+  DAGSGD_NONBLOCKING(PMPI_Isend(buf, count, datatype, dest, tag, comm, request),
+                     mt::p2p(mt::call("MPI_Isend", "send", mt::type_bytes(count, datatype), comm),
+                             dest, tag, comm),
+                     false);
 }
 
 // A receive reports what arrived (from its status), not the posted buffer size.
@@ -555,17 +617,17 @@ DAGSGD_EXPORT int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int sour
   int n = 0;
   PMPI_Get_count(st, MPI_BYTE, &n);
   CallInfo c = mt::p2p(mt::call("MPI_Recv", "recv", n == MPI_UNDEFINED ? 0 : n, comm),
-                       st->MPI_SOURCE, st->MPI_TAG);
+                       st->MPI_SOURCE, st->MPI_TAG, comm);
   rec->record_call(c, t0, t1, mt::thread_index());
   return rc;
 }
 
 DAGSGD_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
                             MPI_Comm comm, MPI_Request* request) {
-  DAGSGD_NONBLOCKING(
-      PMPI_Irecv(buf, count, datatype, source, tag, comm, request),
-      mt::p2p(mt::call("MPI_Irecv", "recv", mt::type_bytes(count, datatype), comm), source, tag),
-      true);
+  DAGSGD_NONBLOCKING(PMPI_Irecv(buf, count, datatype, source, tag, comm, request),
+                     mt::p2p(mt::call("MPI_Irecv", "recv", mt::type_bytes(count, datatype), comm),
+                             source, tag, comm),
+                     true);
 }
 
 // --- Completion --------------------------------------------------------------------------------
@@ -783,4 +845,9 @@ DAGSGD_EXPORT int MPI_Request_free(MPI_Request* request) {
     (void)mt::untrack(*request, p);
   }
   return PMPI_Request_free(request);
+}
+
+DAGSGD_EXPORT int MPI_Comm_free(MPI_Comm* comm) {
+  if (comm != nullptr) mt::forget_comm(*comm);
+  return PMPI_Comm_free(comm);
 }
