@@ -80,6 +80,28 @@ int main(int argc, char** argv) {
     MPI_Ibarrier(MPI_COMM_WORLD, &bar);
     flag = 0;
     while (flag == 0) MPI_Testall(1, &bar, &flag, MPI_STATUSES_IGNORE);
+
+    // The v-forms, gather/scatter and sendrecv.
+    MPI_Gather(n.data(), 3, MPI_INT, n2.data(), 3, MPI_INT, 1 % size, MPI_COMM_WORLD);  // 12*size
+    MPI_Scatter(d.data(), 2, MPI_DOUBLE, d2.data(), 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);  // 16*size
+    std::vector<int> twos(static_cast<std::size_t>(size), 2);
+    std::vector<int> displs(static_cast<std::size_t>(size));
+    for (int p = 0; p < size; ++p) displs[static_cast<std::size_t>(p)] = 2 * p;
+    MPI_Alltoallv(n.data(), twos.data(), displs.data(), MPI_INT, n2.data(), twos.data(),
+                  displs.data(), MPI_INT, MPI_COMM_WORLD);  // 8*size
+    MPI_Request v;
+    MPI_Ialltoallv(n.data(), twos.data(), displs.data(), MPI_INT, n2.data(), twos.data(),
+                   displs.data(), MPI_INT, MPI_COMM_WORLD, &v);  // 8*size, by Waitsome
+    int outcount = 0;
+    int indices[1];
+    MPI_Waitsome(1, &v, &outcount, indices, MPI_STATUSES_IGNORE);
+    MPI_Request gv;
+    MPI_Iallgatherv(n.data(), 2, MPI_INT, n2.data(), twos.data(), displs.data(), MPI_INT,
+                    MPI_COMM_WORLD, &gv);  // 8*size, by Testany
+    flag = 0;
+    while (flag == 0) MPI_Testany(1, &gv, &index, &flag, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(c.data(), 24, MPI_CHAR, next, 8, c.data() + 160, 64, MPI_CHAR, MPI_ANY_SOURCE, 8,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);  // 24 B each way
   }
   if (subcomm) {
     // Ranks reversed: sub rank s is world rank size-1-s, so the tracer must translate.

@@ -587,6 +587,69 @@ DAGSGD_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, i
                mt::type_bytes(std::int64_t{recvcount} * mt::comm_size(comm), datatype), comm));
 }
 
+DAGSGD_EXPORT int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void* recvbuf, const int recvcounts[], const int displs[],
+                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  DAGSGD_NONBLOCKING(
+      PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                       request),
+      mt::call("MPI_Iallgatherv", "allgather",
+               mt::type_bytes(mt::sum(recvcounts, mt::comm_size(comm)), recvtype), comm),
+      false);
+}
+
+DAGSGD_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  DAGSGD_BLOCKING(
+      PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                     comm),
+      mt::call("MPI_Alltoallv", "alltoall",
+               mt::type_bytes(mt::sum(recvcounts, mt::comm_size(comm)), recvtype), comm));
+}
+
+DAGSGD_EXPORT int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Request* request) {
+  DAGSGD_NONBLOCKING(
+      PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                      recvtype, comm, request),
+      mt::call("MPI_Ialltoallv", "alltoall",
+               mt::type_bytes(mt::sum(recvcounts, mt::comm_size(comm)), recvtype), comm),
+      false);
+}
+
+// Gather and scatter count the whole gathered (scattered) vector, taken from the side every rank
+// has: the per-rank block times comm_size (the root's own block when it passes MPI_IN_PLACE).
+DAGSGD_EXPORT int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                             MPI_Comm comm) {
+  DAGSGD_BLOCKING(
+      PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),
+      mt::rooted(
+          mt::call("MPI_Gather", "gather",
+                   sendbuf == MPI_IN_PLACE
+                       ? mt::type_bytes(std::int64_t{recvcount} * mt::comm_size(comm), recvtype)
+                       : mt::type_bytes(std::int64_t{sendcount} * mt::comm_size(comm), sendtype),
+                   comm),
+          root, comm));
+}
+
+DAGSGD_EXPORT int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                              MPI_Comm comm) {
+  DAGSGD_BLOCKING(
+      PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),
+      mt::rooted(
+          mt::call("MPI_Scatter", "scatter",
+                   recvbuf == MPI_IN_PLACE
+                       ? mt::type_bytes(std::int64_t{sendcount} * mt::comm_size(comm), sendtype)
+                       : mt::type_bytes(std::int64_t{recvcount} * mt::comm_size(comm), recvtype),
+                   comm),
+          root, comm));
+}
+
 // --- Point-to-point ----------------------------------------------------------------------------
 
 DAGSGD_EXPORT int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
@@ -850,4 +913,30 @@ DAGSGD_EXPORT int MPI_Request_free(MPI_Request* request) {
 DAGSGD_EXPORT int MPI_Comm_free(MPI_Comm* comm) {
   if (comm != nullptr) mt::forget_comm(*comm);
   return PMPI_Comm_free(comm);
+}
+
+// One span for both halves: bytes and peer describe the send, recv_bytes and source the receive.
+DAGSGD_EXPORT int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                               int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                               int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  Recorder* rec = active();
+  if (rec == nullptr) {
+    return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                         source, recvtag, comm, status);
+  }
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  std::int64_t t0 = now_ns();
+  int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                         source, recvtag, comm, st);
+  std::int64_t t1 = now_ns();
+  int n = 0;
+  PMPI_Get_count(st, MPI_BYTE, &n);
+  CallInfo c =
+      mt::p2p(mt::call("MPI_Sendrecv", "sendrecv", mt::type_bytes(sendcount, sendtype), comm), dest,
+              sendtag, comm);
+  c.source = mt::world_rank(comm, st->MPI_SOURCE);
+  c.recv_bytes = n == MPI_UNDEFINED ? 0 : n;
+  rec->record_call(c, t0, t1, mt::thread_index());
+  return rc;
 }

@@ -16,6 +16,8 @@ void add_call_fields(trace::Event& e, const CallInfo& call) {
   if (call.peer != kUnset) e.add("peer", std::int64_t{call.peer});
   if (call.root != kUnset) e.add("root", std::int64_t{call.root});
   if (call.tag != kUnset) e.add("tag", std::int64_t{call.tag});
+  if (call.source != kUnset) e.add("source", std::int64_t{call.source});
+  if (call.recv_bytes >= 0) e.add("recv_bytes", call.recv_bytes);
 }
 
 }  // namespace

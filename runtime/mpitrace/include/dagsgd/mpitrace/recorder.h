@@ -29,6 +29,8 @@ struct CallInfo {
   int peer = kUnset;  // point-to-point partner, rank in the call's communicator
   int root = kUnset;  // root of a rooted collective, rank in the call's communicator
   int tag = kUnset;
+  int source = kUnset;           // MPI_Sendrecv: where the received part came from
+  std::int64_t recv_bytes = -1;  // MPI_Sendrecv: bytes received (-1: not applicable)
 };
 
 struct RecorderConfig {
