@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
   // Subcommands, in the order `dagsgd --help` lists them.
   add_predict(app, action);
   add_calibrate(app, action);
+#ifdef DAGSGD_WITH_MPI
+  add_collect(app, action);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,123 @@
+// dagsgd-allreduce-bench: MPI_Allreduce latency from --min-bytes to --max-bytes (doubling),
+// printed in the OSU micro-benchmark table format so `dagsgd calibrate` reads it like
+// osu_allreduce.
+#include <mpi.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Options {
+  long min_bytes = 4;
+  long max_bytes = 1 << 20;
+  long iterations = 100;
+  long warmup = 10;
+};
+
+constexpr const char* kUsage =
+    "usage: dagsgd-allreduce-bench [--min-bytes N] [--max-bytes N] [--iterations N] "
+    "[--warmup N]\n"
+    "  Times MPI_Allreduce (MPI_FLOAT, MPI_SUM) for sizes min..max bytes, doubling; sizes are\n"
+    "  multiples of 4. Defaults: 4 .. 1048576 bytes, 100 iterations after 10 warm-up ones.\n";
+
+// Returns "" or the error; parses "--name N" and "--name=N".
+std::string parse(int argc, char** argv, Options& o, bool& help) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      help = true;
+      return "";
+    }
+    std::string value;
+    auto eq = arg.find('=');
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      return "option '" + arg + "' needs a value";
+    }
+    long* target = nullptr;
+    if (arg == "--min-bytes") target = &o.min_bytes;
+    if (arg == "--max-bytes") target = &o.max_bytes;
+    if (arg == "--iterations") target = &o.iterations;
+    if (arg == "--warmup") target = &o.warmup;
+    if (target == nullptr) {
+      return "unknown option '" + arg +
+             "' (valid: --min-bytes, --max-bytes, --iterations, --warmup, --help)";
+    }
+    char* end = nullptr;
+    errno = 0;
+    long v = std::strtol(value.c_str(), &end, 10);
+    if (errno != 0 || end == value.c_str() || *end != '\0' || v < 0) {
+      std::string msg = "option '" + arg;
+      msg += "': '" + value + "' is not a non-negative integer";
+      return msg;
+    }
+    *target = v;
+  }
+  if (o.min_bytes < 4 || o.min_bytes % 4 != 0) {
+    return "--min-bytes must be a positive multiple of 4 (got " + std::to_string(o.min_bytes) + ")";
+  }
+  if (o.max_bytes < o.min_bytes) return "--max-bytes is below --min-bytes";
+  if (o.max_bytes > (1L << 30)) return "--max-bytes is above 1 GiB";
+  if (o.iterations < 1) return "--iterations must be at least 1";
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Options o;
+  bool help = false;
+  std::string error = parse(argc, argv, o, help);
+  if (help || !error.empty()) {
+    if (rank == 0) {
+      if (!error.empty())
+        std::fprintf(stderr, "dagsgd-allreduce-bench: error: %s\n", error.c_str());
+      std::fputs(kUsage, help ? stdout : stderr);
+    }
+    MPI_Finalize();
+    return help ? 0 : 2;
+  }
+  std::vector<float> send(static_cast<std::size_t>(o.max_bytes / 4), 1.0f);
+  std::vector<float> recv(send.size(), 0.0f);
+  if (rank == 0) {
+    std::printf("# dagsgd allreduce latency benchmark (OSU format), %d ranks, %ld iterations\n",
+                size, o.iterations);
+    std::printf("# Size       Avg Latency(us)\n");
+    std::fflush(stdout);
+  }
+  for (long bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 2) {
+    int count = static_cast<int>(bytes / 4);
+    double total = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (long i = 0; i < o.warmup + o.iterations; ++i) {
+      double t0 = MPI_Wtime();
+      MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      double t1 = MPI_Wtime();
+      if (i >= o.warmup) total += t1 - t0;
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+    double mine = total * 1e6 / static_cast<double>(o.iterations);
+    double sum = 0;
+    MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+      std::printf("%-10ld%18.2f\n", bytes, sum / size);
+      std::fflush(stdout);
+    }
+  }
+  MPI_Finalize();
+  return 0;
+}
