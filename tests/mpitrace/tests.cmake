@@ -26,8 +26,8 @@ if(DAGSGD_WITH_MPI)
     add_dependencies(${name} dagsgd dagsgd-mpitrace dagsgd-allreduce-bench dagsgd-mpitrace-calls
       dagsgd-mpitrace-threads)
     dagsgd_warnings(${name})
-    gtest_discover_tests(${name} PROPERTIES LABELS "${labels}" RUN_SERIAL TRUE TIMEOUT 300
-      DISCOVERY_TIMEOUT 60)
+    dagsgd_add_gtests(${name} SOURCES ${mpitrace_test_dir}/${src} LABELS ${labels}
+      PROPERTIES RUN_SERIAL TRUE TIMEOUT 300)
   endfunction()
 
   dagsgd_mpitrace_test(mpitrace_tests recorder_test.cc "tracer")
