@@ -64,7 +64,7 @@ std::int64_t ClockAlignment::offset_at(std::int64_t local_ns) const {
   // Exact integer interpolation (128-bit so hours of nanoseconds cannot overflow).
   __extension__ using I128 = __int128;
   I128 num = static_cast<I128>(end_.offset_ns - start_.offset_ns) *
-                 static_cast<I128>(local_ns - start_.local_ns);
+             static_cast<I128>(local_ns - start_.local_ns);
   return start_.offset_ns + static_cast<std::int64_t>(num / span);
 }
 

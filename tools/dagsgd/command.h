@@ -20,5 +20,8 @@ inline constexpr int kExitBadInput = 2;
 int report_error(const std::string& message, int code = kExitBadInput);
 
 // Each add_* creates its subcommand under `root` and, when it is chosen, sets `action`.
+#ifdef DAGSGD_WITH_MPI
+void add_train(CLI::App& root, Action& action);
+#endif
 
 }  // namespace dagsgd::tools

@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   Action action;
   // Subcommands, in the order `dagsgd --help` lists them.
+#ifdef DAGSGD_WITH_MPI
+  add_train(app, action);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,4 +1,5 @@
-// Cross-rank clock alignment: ping-pong offsets to rank 0 at start and end, drift corrected linearly.
+// Cross-rank clock alignment: ping-pong offsets to rank 0 at start and end, drift corrected
+// linearly.
 #pragma once
 
 #include <cstdint>
