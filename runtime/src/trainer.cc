@@ -305,6 +305,15 @@ struct Trainer::Impl {
     pos = 0;
   }
 
+  // Cosine decay to zero over the planned iterations (when known) settles the final accuracy, so
+  // runs that differ only in rounding (P ranks vs 1) end within noise of each other.
+  std::int64_t planned = 0;
+  double current_lr() const {
+    if (planned <= 0) return cfg.lr;
+    double frac = std::min(1.0, static_cast<double>(iteration) / static_cast<double>(planned));
+    return cfg.lr * 0.5 * (1.0 + std::cos(3.14159265358979323846 * frac));
+  }
+
   void issue(int g) {
     issue_ns[static_cast<std::size_t>(g)] = now_ns();
     exchange->start(g, grads.data());
@@ -359,7 +368,7 @@ struct Trainer::Impl {
       record_comm();
     }
 
-    auto lr = static_cast<float>(cfg.lr);
+    auto lr = static_cast<float>(current_lr());
     auto mom = static_cast<float>(cfg.momentum);
     std::size_t n = params.size();
     for (std::size_t k = 0; k < n; ++k) {
@@ -617,6 +626,8 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
   // Every rank runs the same number of iterations per epoch (shards differ by one sample).
   im.batches_per_epoch = min_shard / cfg.batch;
   im.shuffle_epoch();
+  im.planned = std::min<std::int64_t>(cfg.iterations > 0 ? cfg.iterations : INT64_MAX,
+                                      static_cast<std::int64_t>(cfg.epochs) * im.batches_per_epoch);
 
   std::int64_t params = static_cast<std::int64_t>(im.params.size());
   say("dagsgd train: model " + cfg.model + ", " + std::to_string(im.layers.size()) + " layers, " +

@@ -1,0 +1,194 @@
+// End-to-end `dagsgd train` runs under mpirun: accuracy across rank counts, a traced run's
+// directory, and flag errors (label `mpi`; see tests/runtime/tests.cmake).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Run {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Run run(const std::string& cmd) {
+  Run r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), p) != nullptr) r.out += buf.data();
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string mpirun(int np) {
+  return "mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " +
+         DAGSGD_BINARY + " train";
+}
+
+// The test accuracy of the last "epoch N: ..." line, in percent.
+double final_accuracy(const std::string& out) {
+  std::regex re("test accuracy ([0-9.]+)%");
+  double acc = -1;
+  for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it) {
+    acc = std::stod((*it)[1].str());
+  }
+  return acc;
+}
+
+TEST(TrainMpi, SameGlobalBatchSameAccuracyOnOneTwoFourRanks) {
+  // Global batch 128 in every run; two epochs of the mlp.
+  std::map<int, double> acc;
+  for (int np : {1, 2, 4}) {
+    Run r = run(mpirun(np) + " --model mlp --epochs 2 --batch " + std::to_string(128 / np));
+    ASSERT_EQ(r.code, 0) << r.out;
+    acc[np] = final_accuracy(r.out);
+    std::printf("P=%d: test accuracy %.2f%%\n", np, acc[np]);
+  }
+  EXPECT_GE(acc[1], 85.0);
+  EXPECT_NEAR(acc[2], acc[1], 1.0);
+  EXPECT_NEAR(acc[4], acc[1], 1.0);
+}
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return nlohmann::json::parse(ss.str());
+}
+
+TEST(TrainMpi, TracedRunWritesAValidRunDirectory) {
+  fs::path dir = fs::temp_directory_path() / ("dagsgd-train-trace-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const int iters = 12;
+  Run r = run(mpirun(2) + " --model mlp --widths 64,32 --iterations " + std::to_string(iters) +
+              " --overlap wfbp --trace " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+
+  auto manifest = read_json(dir / "manifest.json");
+  EXPECT_EQ(manifest["kind"], "train");
+  EXPECT_EQ(manifest["ranks"], 2);
+  EXPECT_EQ(manifest["hosts"].size(), 2u);
+  EXPECT_EQ(manifest["config"]["overlap"], "wfbp");
+  EXPECT_EQ(manifest["config"]["batch"], "64");
+  ASSERT_EQ(manifest["iterations"]["times_s"].size(), static_cast<std::size_t>(iters));
+  int warmup = manifest["iterations"]["warmup"];
+  EXPECT_GE(manifest["clock_residual_ns"].get<double>(), 0.0);
+
+  for (int rank = 0; rank < 2; ++rank) {
+    auto t = read_json(dir / ("rank-" + std::to_string(rank) + ".trace.json"));
+    EXPECT_EQ(t["distributedInfo"]["rank"], rank);
+    std::map<int, double> step_us;      // iteration -> ProfilerStep duration
+    std::map<int, double> main_sum_us;  // iteration -> sum of main-thread cpu_op spans
+    std::map<std::string, int> phases;
+    int comm_spans = 0;
+    for (const auto& e : t["traceEvents"]) {
+      if (e["ph"] != "X") continue;
+      EXPECT_EQ(e["pid"], rank);
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+      if (e["cat"] == "user_annotation") {
+        std::string name = e["name"];
+        ASSERT_EQ(name.rfind("ProfilerStep#", 0), 0u) << name;
+        step_us[e["args"]["iteration"].get<int>()] = e["dur"].get<double>();
+        continue;
+      }
+      ASSERT_EQ(e["cat"], "cpu_op");
+      std::string phase = e["args"]["phase"];
+      ++phases[phase];
+      int it = e["args"]["iteration"];
+      if (e["tid"] == 0) {
+        main_sum_us[it] += e["dur"].get<double>();
+        if (phase == "forward" || phase == "backward") EXPECT_TRUE(e["args"].contains("layer"));
+      } else {
+        EXPECT_EQ(phase, "comm");
+        ++comm_spans;
+        EXPECT_GT(e["args"]["bytes"].get<std::int64_t>(), 0);
+        EXPECT_EQ(e["args"]["collective"], "allreduce");
+        EXPECT_TRUE(e["args"].contains("algorithm"));
+        EXPECT_TRUE(e["args"].contains("bucket"));
+      }
+    }
+    ASSERT_EQ(step_us.size(), static_cast<std::size_t>(iters));
+    // mlp 64,32: 3 fc + 2 relu layers, plus the loss's forward.
+    EXPECT_EQ(phases["forward"], iters * 6);
+    EXPECT_EQ(phases["backward"], iters * 5);
+    EXPECT_EQ(phases["io"], iters);
+    EXPECT_EQ(phases["h2d"], iters);
+    EXPECT_EQ(phases["update"], iters);
+    EXPECT_EQ(comm_spans, iters * 3);  // wfbp: one collective per fc layer
+    double sum_after_warmup = 0;
+    for (int i = 0; i < iters; ++i) {
+      // The main-thread spans tile the iteration exactly.
+      EXPECT_NEAR(main_sum_us[i], step_us[i], 0.01) << "iteration " << i;
+      if (rank == 0) {
+        double manifest_s = manifest["iterations"]["times_s"][static_cast<std::size_t>(i)];
+        EXPECT_NEAR(step_us[i] * 1e-6, manifest_s, 1e-9);
+        if (i >= warmup) sum_after_warmup += step_us[i] * 1e-6;
+      }
+    }
+    if (rank == 0) {
+      EXPECT_NEAR(sum_after_warmup / (iters - warmup),
+                  manifest["iterations"]["mean_s"].get<double>(), 1e-9);
+    }
+  }
+
+  // The directory is now not empty: refused without --force, accepted with it.
+  Run again = run(mpirun(1) + " --iterations 2 --no-eval --trace " + dir.string());
+  EXPECT_EQ(again.code, 2) << again.out;
+  EXPECT_NE(again.out.find("--force"), std::string::npos) << again.out;
+  Run forced = run(mpirun(1) + " --iterations 2 --no-eval --trace " + dir.string() + " --force");
+  EXPECT_EQ(forced.code, 0) << forced.out;
+  EXPECT_FALSE(fs::exists(dir / "rank-1.trace.json"));
+  fs::remove_all(dir);
+}
+
+int count(const std::string& hay, const std::string& needle) {
+  int n = 0;
+  for (auto p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+  return n;
+}
+
+TEST(TrainMpi, BadFlagsExitTwoWithOneMessage) {
+  for (const char* flags :
+       {"--exchange nccl", "--overlap bucket:x", "--precision fp8", "--sync easgd:0,0.5",
+        "--epochs abc", "--bogus 3", "--topk 0.1 --exchange ps"}) {
+    Run r = run(mpirun(2) + " --iterations 1 " + flags);
+    EXPECT_NE(r.code, 0) << flags;
+    EXPECT_EQ(count(r.out, "dagsgd: error:"), 1) << flags << "\n" << r.out;
+  }
+  // Without mpirun: a singleton, and the exit code is ours.
+  Run r = run(std::string(DAGSGD_BINARY) + " train --exchange nccl");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("valid: allreduce, ps, asa"), std::string::npos) << r.out;
+  Run missing = run(std::string(DAGSGD_BINARY) + " train --iterations 1 --data /nonexistent");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.out.find("/nonexistent/train-images-idx3-ubyte.gz"), std::string::npos)
+      << missing.out;
+}
+
+TEST(TrainMpi, EveryStrategyTrains) {
+  // Short runs of each strategy: they must finish and learn (loss below the initial ~2.3).
+  for (const char* flags :
+       {"--exchange ps --overlap wfbp --precision fp16", "--exchange asa --overlap bucket:0.1",
+        "--topk 0.05 --overlap wfbp", "--sync easgd:4,0.5", "--model cnn --iterations 20"}) {
+    Run r = run(mpirun(2) + " --iterations 150 --batch 32 " + flags);
+    ASSERT_EQ(r.code, 0) << flags << "\n" << r.out;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex("train loss ([0-9.]+)"))) << r.out;
+    EXPECT_LT(std::stod(m[1].str()), 2.0) << flags << "\n" << r.out;
+  }
+}
+
+}  // namespace
