@@ -165,7 +165,8 @@ std::map<std::string, std::string> config_map(const TrainConfig& cfg, int ranks)
     for (auto x : cfg.widths) w += (w.empty() ? "" : ",") + std::to_string(x);
     m["widths"] = w;
   }
-  m["epochs"] = std::to_string(cfg.epochs);
+  // --iterations alone sets a huge epoch count: say what it means.
+  m["epochs"] = cfg.epochs >= (1 << 20) ? "unlimited" : std::to_string(cfg.epochs);
   m["iterations"] = std::to_string(cfg.iterations);
   m["batch"] = std::to_string(cfg.batch);
   m["global_batch"] = std::to_string(static_cast<std::int64_t>(cfg.batch) * ranks);

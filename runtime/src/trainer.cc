@@ -588,8 +588,6 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
   };
   DAGSGD_TRY(agree(validate(cfg)));
   ClockSample clock_start = measure_clock_offset();
-  std::int64_t base = now_ns();
-  MPI_Bcast(&base, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
 
   bool tracing = !cfg.trace_dir.empty();
   if (tracing) {
@@ -638,6 +636,9 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
       precision_name(cfg.precision) + (cfg.topk > 0 ? ", topk " + std::to_string(cfg.topk) : "") +
       ", sync " + sync_name(cfg) + ", " + std::to_string(im.groups.size()) + " gradient group(s)");
 
+  // ts = 0 in every rank's trace is rank 0's clock when training starts.
+  std::int64_t base = now_ns();
+  MPI_Bcast(&base, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
   TrainResult result;
   std::vector<double> times;
   std::int64_t limit = cfg.iterations > 0 ? cfg.iterations : INT64_MAX;
@@ -663,12 +664,17 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
       er.test_accuracy = acc;
     }
     char line[256];
-    std::snprintf(line, sizeof line,
-                  "epoch %d: %lld iterations, train loss %.4f, test loss %.4f, test accuracy %s, "
-                  "%.2f s",
-                  e, static_cast<long long>(er.iterations), er.train_loss, er.test_loss,
-                  percent(er.test_accuracy).c_str(), er.seconds);
-    say(line);
+    std::snprintf(line, sizeof line, "epoch %d: %lld iterations, train loss %.4f", e,
+                  static_cast<long long>(er.iterations), er.train_loss);
+    std::string msg = line;
+    if (cfg.evaluate) {
+      std::snprintf(line, sizeof line, ", test loss %.4f, test accuracy %s", er.test_loss,
+                    percent(er.test_accuracy).c_str());
+      msg += line;
+    }
+    std::snprintf(line, sizeof line, ", %.2f s", er.seconds);
+    msg += line;
+    say(msg);
     result.epochs.push_back(er);
   }
   result.iterations = im.iteration;
@@ -707,7 +713,7 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
     m.config = config_map(cfg, size);
     m.config["gradient_groups"] = std::to_string(im.groups.size());
     m.config["parameters"] = std::to_string(params);
-    if (!result.epochs.empty()) {
+    if (cfg.evaluate && !result.epochs.empty()) {
       m.config["final_test_accuracy"] = std::to_string(result.epochs.back().test_accuracy);
     }
     m.iterations = result.iteration_stats;

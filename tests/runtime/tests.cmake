@@ -19,5 +19,5 @@ if(DAGSGD_WITH_MPI)
   add_dependencies(runtime_train_mpi dagsgd)
   dagsgd_warnings(runtime_train_mpi)
   gtest_discover_tests(runtime_train_mpi TEST_PREFIX "runtime.train." PROPERTIES
-                       LABELS "runtime;mpi" TIMEOUT 600 RUN_SERIAL TRUE DISCOVERY_TIMEOUT 60)
+                       LABELS mpi TIMEOUT 600 RUN_SERIAL TRUE DISCOVERY_TIMEOUT 60)
 endif()

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -12,18 +13,19 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
+struct RunResult {
   int code = -1;
   std::string out;  // stdout and stderr together
 };
 
-Run run(const std::string& cmd) {
-  Run r;
+RunResult run(const std::string& cmd) {
+  RunResult r;
   FILE* p = popen((cmd + " 2>&1").c_str(), "r");
   if (p == nullptr) return r;
   std::array<char, 4096> buf{};
@@ -52,7 +54,7 @@ TEST(TrainMpi, SameGlobalBatchSameAccuracyOnOneTwoFourRanks) {
   // Global batch 128 in every run; two epochs of the mlp.
   std::map<int, double> acc;
   for (int np : {1, 2, 4}) {
-    Run r = run(mpirun(np) + " --model mlp --epochs 2 --batch " + std::to_string(128 / np));
+    RunResult r = run(mpirun(np) + " --model mlp --epochs 2 --batch " + std::to_string(128 / np));
     ASSERT_EQ(r.code, 0) << r.out;
     acc[np] = final_accuracy(r.out);
     std::printf("P=%d: test accuracy %.2f%%\n", np, acc[np]);
@@ -73,8 +75,8 @@ TEST(TrainMpi, TracedRunWritesAValidRunDirectory) {
   fs::path dir = fs::temp_directory_path() / ("dagsgd-train-trace-" + std::to_string(getpid()));
   fs::remove_all(dir);
   const int iters = 12;
-  Run r = run(mpirun(2) + " --model mlp --widths 64,32 --iterations " + std::to_string(iters) +
-              " --overlap wfbp --trace " + dir.string());
+  RunResult r = run(mpirun(2) + " --model mlp --widths 64,32 --iterations " +
+                    std::to_string(iters) + " --overlap wfbp --trace " + dir.string());
   ASSERT_EQ(r.code, 0) << r.out;
 
   auto manifest = read_json(dir / "manifest.json");
@@ -94,8 +96,12 @@ TEST(TrainMpi, TracedRunWritesAValidRunDirectory) {
     std::map<int, double> main_sum_us;  // iteration -> sum of main-thread cpu_op spans
     std::map<std::string, int> phases;
     int comm_spans = 0;
+    // Perfetto needs the slices of one thread to nest: [start, end] per tid, checked below.
+    std::map<int, std::vector<std::pair<double, double>>> by_tid;
     for (const auto& e : t["traceEvents"]) {
       if (e["ph"] != "X") continue;
+      double ts = e["ts"].get<double>();
+      by_tid[e["tid"].get<int>()].emplace_back(ts, ts + e["dur"].get<double>());
       EXPECT_EQ(e["pid"], rank);
       EXPECT_GE(e["dur"].get<double>(), 0.0);
       if (e["cat"] == "user_annotation") {
@@ -110,7 +116,9 @@ TEST(TrainMpi, TracedRunWritesAValidRunDirectory) {
       int it = e["args"]["iteration"];
       if (e["tid"] == 0) {
         main_sum_us[it] += e["dur"].get<double>();
-        if (phase == "forward" || phase == "backward") EXPECT_TRUE(e["args"].contains("layer"));
+        if (phase == "forward" || phase == "backward") {
+          EXPECT_TRUE(e["args"].contains("layer"));
+        }
       } else {
         EXPECT_EQ(phase, "comm");
         ++comm_spans;
@@ -121,6 +129,19 @@ TEST(TrainMpi, TracedRunWritesAValidRunDirectory) {
       }
     }
     ASSERT_EQ(step_us.size(), static_cast<std::size_t>(iters));
+    for (auto& [tid, spans] : by_tid) {
+      std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first < b.first : a.second > b.second;
+      });
+      std::vector<double> open_ends;
+      for (const auto& [start, end] : spans) {
+        while (!open_ends.empty() && open_ends.back() <= start + 1e-3) open_ends.pop_back();
+        if (!open_ends.empty()) {
+          ASSERT_LE(end, open_ends.back() + 1e-3) << "tid " << tid << " overlaps at " << start;
+        }
+        open_ends.push_back(end);
+      }
+    }
     // mlp 64,32: 3 fc + 2 relu layers, plus the loss's forward.
     EXPECT_EQ(phases["forward"], iters * 6);
     EXPECT_EQ(phases["backward"], iters * 5);
@@ -145,10 +166,11 @@ TEST(TrainMpi, TracedRunWritesAValidRunDirectory) {
   }
 
   // The directory is now not empty: refused without --force, accepted with it.
-  Run again = run(mpirun(1) + " --iterations 2 --no-eval --trace " + dir.string());
+  RunResult again = run(mpirun(1) + " --iterations 2 --no-eval --trace " + dir.string());
   EXPECT_EQ(again.code, 2) << again.out;
   EXPECT_NE(again.out.find("--force"), std::string::npos) << again.out;
-  Run forced = run(mpirun(1) + " --iterations 2 --no-eval --trace " + dir.string() + " --force");
+  RunResult forced =
+      run(mpirun(1) + " --iterations 2 --no-eval --trace " + dir.string() + " --force");
   EXPECT_EQ(forced.code, 0) << forced.out;
   EXPECT_FALSE(fs::exists(dir / "rank-1.trace.json"));
   fs::remove_all(dir);
@@ -164,30 +186,28 @@ TEST(TrainMpi, BadFlagsExitTwoWithOneMessage) {
   for (const char* flags :
        {"--exchange nccl", "--overlap bucket:x", "--precision fp8", "--sync easgd:0,0.5",
         "--epochs abc", "--bogus 3", "--topk 0.1 --exchange ps"}) {
-    Run r = run(mpirun(2) + " --iterations 1 " + flags);
+    RunResult r = run(mpirun(2) + " --iterations 1 " + flags);
     EXPECT_NE(r.code, 0) << flags;
     EXPECT_EQ(count(r.out, "dagsgd: error:"), 1) << flags << "\n" << r.out;
   }
   // Without mpirun: a singleton, and the exit code is ours.
-  Run r = run(std::string(DAGSGD_BINARY) + " train --exchange nccl");
+  RunResult r = run(std::string(DAGSGD_BINARY) + " train --exchange nccl");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("valid: allreduce, ps, asa"), std::string::npos) << r.out;
-  Run missing = run(std::string(DAGSGD_BINARY) + " train --iterations 1 --data /nonexistent");
+  RunResult missing = run(std::string(DAGSGD_BINARY) + " train --iterations 1 --data /nonexistent");
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.out.find("/nonexistent/train-images-idx3-ubyte.gz"), std::string::npos)
       << missing.out;
 }
 
 TEST(TrainMpi, EveryStrategyTrains) {
-  // Short runs of each strategy: they must finish and learn (loss below the initial ~2.3).
+  // Short runs of each strategy: they must finish and learn (chance is 10%).
   for (const char* flags :
        {"--exchange ps --overlap wfbp --precision fp16", "--exchange asa --overlap bucket:0.1",
-        "--topk 0.05 --overlap wfbp", "--sync easgd:4,0.5", "--model cnn --iterations 20"}) {
-    Run r = run(mpirun(2) + " --iterations 150 --batch 32 " + flags);
+        "--topk 0.05 --overlap wfbp", "--sync easgd:4,0.5", "--model cnn --iterations 60"}) {
+    RunResult r = run(mpirun(2) + " --iterations 150 --batch 32 " + flags);
     ASSERT_EQ(r.code, 0) << flags << "\n" << r.out;
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(r.out, m, std::regex("train loss ([0-9.]+)"))) << r.out;
-    EXPECT_LT(std::stod(m[1].str()), 2.0) << flags << "\n" << r.out;
+    EXPECT_GE(final_accuracy(r.out), 50.0) << flags << "\n" << r.out;
   }
 }
 

@@ -128,6 +128,9 @@ void add_train(CLI::App& root, Action& action) {
       "(run under 'mpirun -np P'; without mpirun it is one rank). --trace DIR writes a run\n"
       "directory (manifest.json + rank-<r>.trace.json) for replay and analysis.");
   sub->allow_extras();
+  // A repeated flag takes its last value (as most launchers' wrappers expect) instead of a CLI11
+  // error that every rank would print.
+  sub->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   sub->add_option("--model", f->model, "mlp, cnn, or a network-spec JSON file of fc/relu layers")
       ->capture_default_str();
   sub->add_option("--widths", f->widths, "hidden layer widths of the mlp (default 256,128)");
