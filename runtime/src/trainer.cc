@@ -81,6 +81,12 @@ model::Expected<std::vector<std::unique_ptr<Layer>>> layers_from_network(const s
   auto net = model::load_network(path);
   if (!net) return net.error();
   std::string where = "network '" + path + "'";
+  for (const auto& l : net->layers) {
+    if (l.type != "fc" && l.type != "relu") {
+      return model::Error{where + ": layer '" + l.name + "' has type '" + l.type +
+                          "'; dagsgd train runs networks of fc and relu layers only"};
+    }
+  }
   std::int64_t in = 1;
   for (auto d : net->input_shape) in *= d;
   if (net->input_shape.empty()) in = kInputs;
@@ -107,11 +113,8 @@ model::Expected<std::vector<std::unique_ptr<Layer>>> layers_from_network(const s
       }
       cur = w->shape[0];
       layers.push_back(make_dense(l.name, w->shape[1], cur));
-    } else if (l.type == "relu") {
-      layers.push_back(make_relu(l.name, cur));
     } else {
-      return model::Error{where + ": layer '" + l.name + "' has type '" + l.type +
-                          "'; dagsgd train runs networks of fc and relu layers only"};
+      layers.push_back(make_relu(l.name, cur));
     }
   }
   if (layers.empty() || cur != kClasses) {
@@ -315,7 +318,8 @@ struct Trainer::Impl {
   }
 
   void issue(int g) {
-    issue_ns[static_cast<std::size_t>(g)] = now_ns();
+    // The collective's span starts with its issue span on the main thread.
+    issue_ns[static_cast<std::size_t>(g)] = cursor;
     exchange->start(g, grads.data());
     mark("comm_issue", Phase::kComm, -1, g);
   }
@@ -378,7 +382,7 @@ struct Trainer::Impl {
     mark("update", Phase::kUpdate);
 
     if (!bsp && (iteration + 1) % cfg.easgd_tau == 0) {
-      issue_ns[0] = now_ns();
+      issue_ns[0] = cursor;
       elastic_average(*exchange, params.data(), center.data(),
                       static_cast<std::int64_t>(params.size()), cfg.easgd_alpha, scratch);
       mark("comm_wait", Phase::kComm, -1, 0);

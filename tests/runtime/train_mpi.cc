@@ -200,6 +200,42 @@ TEST(TrainMpi, BadFlagsExitTwoWithOneMessage) {
       << missing.out;
 }
 
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream out(p);
+  out << text;
+}
+
+TEST(TrainMpi, TrainsAFullyConnectedNetworkSpecAndRejectsOtherLayers) {
+  fs::path dir = fs::temp_directory_path() / ("dagsgd-train-net-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  // The schema of docs/formats.md (model::load_network).
+  const std::string fc = R"({"name": "tiny", "description": "test net", "source": "this test",
+    "input_shape": [784], "layers": [
+    {"name": "hidden", "type": "fc", "params": [{"name": "weight", "shape": [32, 784]},
+     {"name": "bias", "shape": [32]}], "forward_flops": 50176, "activation_elements": 32},
+    {"name": "act", "type": "relu", "params": [], "forward_flops": 32, "activation_elements": 32},
+    {"name": "out", "type": "fc", "params": [{"name": "weight", "shape": [10, 32]},
+     {"name": "bias", "shape": [10]}], "forward_flops": 640, "activation_elements": 10}]})";
+  write_text(dir / "tiny.json", fc);
+  RunResult r = run(mpirun(2) + " --model " + (dir / "tiny.json").string() + " --iterations 100");
+  if (r.out.find("no network-spec loader") != std::string::npos) {
+    fs::remove_all(dir);
+    GTEST_SKIP() << "built before the network-spec loader was merged";
+  }
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("3 layers, 25450 parameters"), std::string::npos) << r.out;
+  EXPECT_GE(final_accuracy(r.out), 50.0) << r.out;
+
+  std::string conv = fc;
+  conv.replace(conv.find("\"relu\""), 6, "\"conv\"");
+  write_text(dir / "conv.json", conv);
+  RunResult bad = run(mpirun(2) + " --model " + (dir / "conv.json").string() + " --iterations 1");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_EQ(count(bad.out, "dagsgd: error:"), 1) << bad.out;
+  EXPECT_NE(bad.out.find("layer 'act' has type 'conv'"), std::string::npos) << bad.out;
+  fs::remove_all(dir);
+}
+
 TEST(TrainMpi, EveryStrategyTrains) {
   // Short runs of each strategy: they must finish and learn (chance is 10%).
   for (const char* flags :
