@@ -287,7 +287,8 @@ struct GradientExchange::Impl {
           for (int i = 0; i < mine; ++i) {
             float v = acc[static_cast<std::size_t>(i)] * inv();
             if (eb == 2) {
-              op.half[static_cast<std::size_t>(off + i)] = float_to_half(v);
+              op.half[static_cast<std::size_t>(off) + static_cast<std::size_t>(i)] =
+                  float_to_half(v);
             } else {
               op.data[off + i] = v;
             }

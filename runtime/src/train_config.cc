@@ -96,7 +96,7 @@ model::Expected<std::vector<std::int64_t>> parse_widths(const std::string& s) {
         s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     std::int64_t w = 0;
     if (!parse_int(item, w) || w <= 0 || w > (1 << 16)) {
-      return model::Error{"--widths: '" + item + "' in '" + s +
+      return model::Error{std::string("--widths: '").append(item).append("' in '").append(s) +
                           "' is not a layer width (an integer in 1..65536)"};
     }
     out.push_back(w);

@@ -168,12 +168,12 @@ model::Expected<std::vector<std::unique_ptr<Layer>>> build_model(const TrainConf
   if (cfg.model == "cnn") {
     // Small LeNet-like net: 8 and 16 5x5 filters keep an epoch affordable on one core.
     layers.push_back(make_conv("conv1", 1, 28, 28, 8, 5, 2));
-    layers.push_back(make_relu("relu1", 8 * 28 * 28));
+    layers.push_back(make_relu("relu1", std::int64_t{8} * 28 * 28));
     layers.push_back(make_maxpool2("pool1", 8, 28, 28));
     layers.push_back(make_conv("conv2", 8, 14, 14, 16, 5, 2));
-    layers.push_back(make_relu("relu2", 16 * 14 * 14));
+    layers.push_back(make_relu("relu2", std::int64_t{16} * 14 * 14));
     layers.push_back(make_maxpool2("pool2", 16, 14, 14));
-    layers.push_back(make_dense("fc1", 16 * 7 * 7, 128));
+    layers.push_back(make_dense("fc1", std::int64_t{16} * 7 * 7, 128));
     layers.push_back(make_relu("relu3", 128));
     layers.push_back(make_dense("fc2", 128, kClasses));
     return layers;
@@ -285,7 +285,7 @@ struct Trainer::Impl {
       if (l > 0 && l < layers.size())
         dacts[l].assign(static_cast<std::size_t>(width * cfg.batch), 0.0f);
     }
-    dlogits.assign(static_cast<std::size_t>(kClasses * cfg.batch), 0.0f);
+    dlogits.assign(static_cast<std::size_t>(kClasses) * static_cast<std::size_t>(cfg.batch), 0.0f);
     setup_groups();
     ExchangeConfig ec{cfg.exchange, cfg.precision, cfg.topk};
     exchange = std::make_unique<GradientExchange>(ec, [this] {
@@ -568,7 +568,8 @@ std::vector<std::string> gather_hosts(int rank, int size) {
   MPI_Gather(name, kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, 0, MPI_COMM_WORLD);
   std::vector<std::string> hosts;
   if (rank == 0) {
-    for (int r = 0; r < size; ++r) hosts.emplace_back(all.data() + r * kLen);
+    for (int r = 0; r < size; ++r)
+      hosts.emplace_back(all.data() + static_cast<std::ptrdiff_t>(r) * kLen);
   }
   return hosts;
 }

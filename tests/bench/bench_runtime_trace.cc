@@ -40,7 +40,7 @@ void BM_TrainStep(benchmark::State& state) {
   cfg.overlap = state.range(1) != 0 ? dagsgd::runtime::OverlapKind::kWfbp
                                     : dagsgd::runtime::OverlapKind::kNone;
   bool tracing = state.range(0) != 0;
-  auto t = Trainer::create(cfg, synthetic(64 * 64), tracing);
+  auto t = Trainer::create(cfg, synthetic(std::int64_t{64} * 64), tracing);
   if (!t) {
     state.SkipWithError(t.error().message.c_str());
     return;
@@ -69,8 +69,8 @@ void BM_TraceOverhead(benchmark::State& state) {
   cfg.model = "mlp";
   cfg.batch = 64;
   cfg.overlap = dagsgd::runtime::OverlapKind::kWfbp;
-  auto off = Trainer::create(cfg, synthetic(64 * 64), false);
-  auto on = Trainer::create(cfg, synthetic(64 * 64), true);
+  auto off = Trainer::create(cfg, synthetic(std::int64_t{64} * 64), false);
+  auto on = Trainer::create(cfg, synthetic(std::int64_t{64} * 64), true);
   if (!off || !on) {
     state.SkipWithError("cannot create the trainers");
     return;

@@ -115,7 +115,7 @@ TEST(Layers, Im2colMatchesDirectConvolution) {
   std::vector<float> want{1, 2, 4, 5, 2, 3, 5, 6, 4, 5, 7, 8, 5, 6, 8, 9};
   EXPECT_EQ(cols, want);
   // Padding 1: the corner of a 3x3 output sees zeros.
-  std::vector<float> padded(9 * 9);
+  std::vector<float> padded(std::size_t{9} * 9);
   im2col(x.data(), 1, 3, 3, 3, 1, padded.data());
   EXPECT_EQ(padded[0], 0.0f);          // kernel (0,0) at output (0,0) reads x[-1][-1]
   EXPECT_EQ(padded[4 * 9 + 4], 5.0f);  // kernel centre at output centre reads x[1][1]
@@ -124,7 +124,7 @@ TEST(Layers, Im2colMatchesDirectConvolution) {
 TEST(Layers, SoftmaxXentGradientAndValue) {
   const int batch = 3;
   const int classes = 4;
-  auto z = randn(batch * classes, 41);
+  auto z = randn(static_cast<std::size_t>(batch) * classes, 41);
   std::vector<std::int32_t> labels{0, 3, 2};
   std::vector<float> dz(z.size());
   std::int64_t correct = -1;

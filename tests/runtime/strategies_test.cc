@@ -143,7 +143,7 @@ TEST(Dataset, ShardsPartitionTheDataAndStackIntoTheSameGlobalBatches) {
   EXPECT_EQ(all.size(), 1000u);
   EXPECT_EQ(a.size() + b.size(), 1000u);
   // Global batch j of size 8 on one rank == batch j of size 4 on each of two ranks.
-  for (int j = 0; j < 10; ++j) {
+  for (std::ptrdiff_t j = 0; j < 10; ++j) {
     std::set<std::int64_t> g1(one.begin() + 8 * j, one.begin() + 8 * j + 8);
     std::set<std::int64_t> g2(a.begin() + 4 * j, a.begin() + 4 * j + 4);
     g2.insert(b.begin() + 4 * j, b.begin() + 4 * j + 4);
