@@ -3,7 +3,6 @@
 #include "dagsgd/runtime/trainer.h"
 
 #include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,9 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <numeric>
-#include <queue>
 #include <random>
-#include <sstream>
 
 #include "dagsgd/model/check.h"
 #include "dagsgd/model/paths.h"

@@ -3,8 +3,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <memory>
-#include <optional>
+#include <stdexcept>
+#include <type_traits>
 
 #include "command.h"
 #include "dagsgd/runtime/trainer.h"
