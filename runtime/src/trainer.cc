@@ -635,8 +635,9 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
       std::to_string(cfg.batch) + " per rank (global " + std::to_string(cfg.batch * size) + "), " +
       std::to_string(im.batches_per_epoch) + " iterations per epoch; exchange " +
       exchange_name(cfg.exchange) + ", overlap " + overlap_name(cfg) + ", precision " +
-      precision_name(cfg.precision) + (cfg.topk > 0 ? ", topk " + std::to_string(cfg.topk) : "") +
-      ", sync " + sync_name(cfg) + ", " + std::to_string(im.groups.size()) + " gradient group(s)");
+      precision_name(cfg.precision) +
+      (cfg.topk > 0 ? ", topk " + config_map(cfg, size)["topk"] : "") + ", sync " + sync_name(cfg) +
+      ", " + std::to_string(im.groups.size()) + " gradient group(s)");
 
   // ts = 0 in every rank's trace is rank 0's clock when training starts.
   std::int64_t base = now_ns();
