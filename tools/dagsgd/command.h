@@ -22,6 +22,7 @@ int report_error(const std::string& message, int code = kExitBadInput);
 // Each add_* creates its subcommand under `root` and, when it is chosen, sets `action`.
 void add_predict(CLI::App& root, Action& action);
 void add_calibrate(CLI::App& root, Action& action);
+void add_train(CLI::App& root, Action& action);
 void add_collect(CLI::App& root, Action& action);
 
 }  // namespace dagsgd::tools

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   add_predict(app, action);
   add_calibrate(app, action);
 #ifdef DAGSGD_WITH_MPI
+  add_train(app, action);
   add_collect(app, action);
 #endif
   try {

@@ -1,0 +1,63 @@
+// The configuration of one `dagsgd train` run, and the parsing of its strategy flags.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dagsgd/model/expected.h"
+#include "dagsgd/runtime/dataset.h"
+
+namespace dagsgd::runtime {
+
+enum class ExchangeKind { kAllreduce, kPs, kAsa };
+enum class OverlapKind { kNone, kWfbp, kBucket };
+enum class Precision { kFp32, kFp16 };
+enum class SyncKind { kBsp, kEasgd };
+
+struct TrainConfig {
+  std::string model = "mlp";                   // mlp, cnn, or a network-spec file
+  std::vector<std::int64_t> widths{256, 128};  // hidden widths of the mlp
+  int epochs = 1;
+  std::int64_t iterations = 0;  // 0: no limit (epochs decide)
+  int batch = 64;               // per rank
+  double lr = 0.05;
+  double momentum = 0.9;
+  std::uint64_t seed = 1;
+  ExchangeKind exchange = ExchangeKind::kAllreduce;
+  OverlapKind overlap = OverlapKind::kNone;
+  double bucket_mib = 0;  // for OverlapKind::kBucket
+  Precision precision = Precision::kFp32;
+  double topk = 0;  // 0: dense exchange; else the kept fraction in (0, 1]
+  SyncKind sync = SyncKind::kBsp;
+  int easgd_tau = 1;         // iterations between elastic averaging steps
+  double easgd_alpha = 0.5;  // elastic moving rate
+  std::string trace_dir;     // "" = no trace
+  bool force = false;
+  std::string data_dir = kFashionMnistDir;
+  int warmup = 2;        // iterations excluded from the manifest statistics
+  bool evaluate = true;  // test accuracy after every epoch and at the end
+};
+
+model::Expected<ExchangeKind> parse_exchange(const std::string& s);
+// "none", "wfbp" or "bucket:MB" (MiB, > 0); fills overlap and bucket_mib.
+model::Expected<void> parse_overlap(const std::string& s, TrainConfig& cfg);
+model::Expected<Precision> parse_precision(const std::string& s);
+// "bsp" or "easgd:TAU,ALPHA" (TAU >= 1, 0 < ALPHA < 1).
+model::Expected<void> parse_sync(const std::string& s, TrainConfig& cfg);
+// "256,128": positive integers.
+model::Expected<std::vector<std::int64_t>> parse_widths(const std::string& s);
+
+// Checks the ranges and the combinations that the runtime does not support.
+model::Expected<void> validate(const TrainConfig& cfg);
+
+const char* exchange_name(ExchangeKind k);
+const char* precision_name(Precision p);
+std::string overlap_name(const TrainConfig& cfg);
+std::string sync_name(const TrainConfig& cfg);
+
+// The configuration as the manifest's flag -> value map.
+std::map<std::string, std::string> config_map(const TrainConfig& cfg, int ranks);
+
+}  // namespace dagsgd::runtime

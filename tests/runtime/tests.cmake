@@ -1,0 +1,32 @@
+# MPI integration tests of the training runtime (label `mpi`): they launch mpirun.
+if(DAGSGD_WITH_MPI)
+  set(dagsgd_mpirun mpirun --allow-run-as-root --oversubscribe)
+
+  add_executable(runtime_exchange_mpi ${CMAKE_CURRENT_LIST_DIR}/exchange_mpi.cc)
+  target_link_libraries(runtime_exchange_mpi PRIVATE dagsgd_runtime MPI::MPI_CXX GTest::gtest)
+  dagsgd_warnings(runtime_exchange_mpi)
+  foreach(np 2 3 4)
+    add_test(NAME runtime.exchange_mpi.np${np}
+             COMMAND ${dagsgd_mpirun} -np ${np} $<TARGET_FILE:runtime_exchange_mpi>)
+    set_tests_properties(runtime.exchange_mpi.np${np} PROPERTIES LABELS "runtime;mpi"
+                         TIMEOUT 300 RUN_SERIAL TRUE)
+  endforeach()
+
+  add_executable(runtime_train_mpi ${CMAKE_CURRENT_LIST_DIR}/train_mpi.cc)
+  target_link_libraries(runtime_train_mpi PRIVATE nlohmann_json::nlohmann_json GTest::gtest
+                        GTest::gtest_main)
+  target_compile_definitions(runtime_train_mpi PRIVATE DAGSGD_BINARY="$<TARGET_FILE:dagsgd>")
+  add_dependencies(runtime_train_mpi dagsgd)
+  dagsgd_warnings(runtime_train_mpi)
+  gtest_discover_tests(runtime_train_mpi TEST_PREFIX "runtime.train." PROPERTIES
+                       LABELS mpi TIMEOUT 600 RUN_SERIAL TRUE DISCOVERY_TIMEOUT 60)
+endif()
+
+# Smoke run of the tracing-overhead benchmark (a singleton MPI process; no mpirun needed).
+# (tests/bench is added after this file, so test for the package, not the target.)
+find_package(benchmark QUIET)
+if(DAGSGD_WITH_MPI AND benchmark_FOUND)
+  add_test(NAME runtime.bench_trace_smoke
+           COMMAND bench_runtime_trace --benchmark_filter=TrainStep/trace:1/wfbp:1)
+  set_tests_properties(runtime.bench_trace_smoke PROPERTIES LABELS "runtime;bench" TIMEOUT 120)
+endif()

@@ -1,0 +1,246 @@
+// End-to-end `dagsgd train` runs under mpirun: accuracy across rank counts, a traced run's
+// directory, and flag errors (label `mpi`; see tests/runtime/tests.cmake).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+RunResult run(const std::string& cmd) {
+  RunResult r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), p) != nullptr) r.out += buf.data();
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string mpirun(int np) {
+  return "mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " +
+         DAGSGD_BINARY + " train";
+}
+
+// The test accuracy of the last "epoch N: ..." line, in percent.
+double final_accuracy(const std::string& out) {
+  std::regex re("test accuracy ([0-9.]+)%");
+  double acc = -1;
+  for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it) {
+    acc = std::stod((*it)[1].str());
+  }
+  return acc;
+}
+
+TEST(TrainMpi, SameGlobalBatchSameAccuracyOnOneTwoFourRanks) {
+  // Global batch 128 in every run; two epochs of the mlp.
+  std::map<int, double> acc;
+  for (int np : {1, 2, 4}) {
+    RunResult r = run(mpirun(np) + " --model mlp --epochs 2 --batch " + std::to_string(128 / np));
+    ASSERT_EQ(r.code, 0) << r.out;
+    acc[np] = final_accuracy(r.out);
+    std::printf("P=%d: test accuracy %.2f%%\n", np, acc[np]);
+  }
+  EXPECT_GE(acc[1], 85.0);
+  EXPECT_NEAR(acc[2], acc[1], 1.0);
+  EXPECT_NEAR(acc[4], acc[1], 1.0);
+}
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return nlohmann::json::parse(ss.str());
+}
+
+TEST(TrainMpi, TracedRunWritesAValidRunDirectory) {
+  fs::path dir = fs::temp_directory_path() / ("dagsgd-train-trace-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const int iters = 12;
+  RunResult r = run(mpirun(2) + " --model mlp --widths 64,32 --iterations " +
+                    std::to_string(iters) + " --overlap wfbp --trace " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+
+  auto manifest = read_json(dir / "manifest.json");
+  EXPECT_EQ(manifest["kind"], "train");
+  EXPECT_EQ(manifest["ranks"], 2);
+  EXPECT_EQ(manifest["hosts"].size(), 2u);
+  EXPECT_EQ(manifest["config"]["overlap"], "wfbp");
+  EXPECT_EQ(manifest["config"]["batch"], "64");
+  ASSERT_EQ(manifest["iterations"]["times_s"].size(), static_cast<std::size_t>(iters));
+  int warmup = manifest["iterations"]["warmup"];
+  EXPECT_GE(manifest["clock_residual_ns"].get<double>(), 0.0);
+
+  for (int rank = 0; rank < 2; ++rank) {
+    auto t = read_json(dir / ("rank-" + std::to_string(rank) + ".trace.json"));
+    EXPECT_EQ(t["distributedInfo"]["rank"], rank);
+    std::map<int, double> step_us;      // iteration -> ProfilerStep duration
+    std::map<int, double> main_sum_us;  // iteration -> sum of main-thread cpu_op spans
+    std::map<std::string, int> phases;
+    int comm_spans = 0;
+    // Perfetto needs the slices of one thread to nest: [start, end] per tid, checked below.
+    std::map<int, std::vector<std::pair<double, double>>> by_tid;
+    for (const auto& e : t["traceEvents"]) {
+      if (e["ph"] != "X") continue;
+      double ts = e["ts"].get<double>();
+      by_tid[e["tid"].get<int>()].emplace_back(ts, ts + e["dur"].get<double>());
+      EXPECT_EQ(e["pid"], rank);
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+      if (e["cat"] == "user_annotation") {
+        std::string name = e["name"];
+        ASSERT_EQ(name.rfind("ProfilerStep#", 0), 0u) << name;
+        step_us[e["args"]["iteration"].get<int>()] = e["dur"].get<double>();
+        continue;
+      }
+      ASSERT_EQ(e["cat"], "cpu_op");
+      std::string phase = e["args"]["phase"];
+      ++phases[phase];
+      int it = e["args"]["iteration"];
+      if (e["tid"] == 0) {
+        main_sum_us[it] += e["dur"].get<double>();
+        if (phase == "forward" || phase == "backward") {
+          EXPECT_TRUE(e["args"].contains("layer"));
+        }
+      } else {
+        EXPECT_EQ(phase, "comm");
+        ++comm_spans;
+        EXPECT_GT(e["args"]["bytes"].get<std::int64_t>(), 0);
+        EXPECT_EQ(e["args"]["collective"], "allreduce");
+        EXPECT_TRUE(e["args"].contains("algorithm"));
+        EXPECT_TRUE(e["args"].contains("bucket"));
+      }
+    }
+    ASSERT_EQ(step_us.size(), static_cast<std::size_t>(iters));
+    for (auto& [tid, spans] : by_tid) {
+      std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first < b.first : a.second > b.second;
+      });
+      std::vector<double> open_ends;
+      for (const auto& [start, end] : spans) {
+        while (!open_ends.empty() && open_ends.back() <= start + 1e-3) open_ends.pop_back();
+        if (!open_ends.empty()) {
+          ASSERT_LE(end, open_ends.back() + 1e-3) << "tid " << tid << " overlaps at " << start;
+        }
+        open_ends.push_back(end);
+      }
+    }
+    // mlp 64,32: 3 fc + 2 relu layers, plus the loss's forward.
+    EXPECT_EQ(phases["forward"], iters * 6);
+    EXPECT_EQ(phases["backward"], iters * 5);
+    EXPECT_EQ(phases["io"], iters);
+    EXPECT_EQ(phases["h2d"], iters);
+    EXPECT_EQ(phases["update"], iters);
+    EXPECT_EQ(comm_spans, iters * 3);  // wfbp: one collective per fc layer
+    double sum_after_warmup = 0;
+    for (int i = 0; i < iters; ++i) {
+      // The main-thread spans tile the iteration exactly.
+      EXPECT_NEAR(main_sum_us[i], step_us[i], 0.01) << "iteration " << i;
+      if (rank == 0) {
+        double manifest_s = manifest["iterations"]["times_s"][static_cast<std::size_t>(i)];
+        EXPECT_NEAR(step_us[i] * 1e-6, manifest_s, 1e-9);
+        if (i >= warmup) sum_after_warmup += step_us[i] * 1e-6;
+      }
+    }
+    if (rank == 0) {
+      EXPECT_NEAR(sum_after_warmup / (iters - warmup),
+                  manifest["iterations"]["mean_s"].get<double>(), 1e-9);
+    }
+  }
+
+  // The directory is now not empty: refused without --force, accepted with it.
+  RunResult again = run(mpirun(1) + " --iterations 2 --no-eval --trace " + dir.string());
+  EXPECT_EQ(again.code, 2) << again.out;
+  EXPECT_NE(again.out.find("--force"), std::string::npos) << again.out;
+  RunResult forced =
+      run(mpirun(1) + " --iterations 2 --no-eval --trace " + dir.string() + " --force");
+  EXPECT_EQ(forced.code, 0) << forced.out;
+  EXPECT_FALSE(fs::exists(dir / "rank-1.trace.json"));
+  fs::remove_all(dir);
+}
+
+int count(const std::string& hay, const std::string& needle) {
+  int n = 0;
+  for (auto p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+  return n;
+}
+
+TEST(TrainMpi, BadFlagsExitTwoWithOneMessage) {
+  for (const char* flags :
+       {"--exchange nccl", "--overlap bucket:x", "--precision fp8", "--sync easgd:0,0.5",
+        "--epochs abc", "--bogus 3", "--topk 0.1 --exchange ps"}) {
+    RunResult r = run(mpirun(2) + " --iterations 1 " + flags);
+    EXPECT_NE(r.code, 0) << flags;
+    EXPECT_EQ(count(r.out, "dagsgd: error:"), 1) << flags << "\n" << r.out;
+  }
+  // Without mpirun: a singleton, and the exit code is ours.
+  RunResult r = run(std::string(DAGSGD_BINARY) + " train --exchange nccl");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("valid: allreduce, ps, asa"), std::string::npos) << r.out;
+  RunResult missing = run(std::string(DAGSGD_BINARY) + " train --iterations 1 --data /nonexistent");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.out.find("/nonexistent/train-images-idx3-ubyte.gz"), std::string::npos)
+      << missing.out;
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream out(p);
+  out << text;
+}
+
+TEST(TrainMpi, TrainsAFullyConnectedNetworkSpecAndRejectsOtherLayers) {
+  fs::path dir = fs::temp_directory_path() / ("dagsgd-train-net-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  // The schema of docs/formats.md (model::load_network).
+  const std::string fc = R"({"name": "tiny", "description": "test net", "source": "this test",
+    "input_shape": [784], "layers": [
+    {"name": "hidden", "type": "fc", "params": [{"name": "weight", "shape": [32, 784]},
+     {"name": "bias", "shape": [32]}], "forward_flops": 50176, "activation_elements": 32},
+    {"name": "act", "type": "relu", "params": [], "forward_flops": 32, "activation_elements": 32},
+    {"name": "out", "type": "fc", "params": [{"name": "weight", "shape": [10, 32]},
+     {"name": "bias", "shape": [10]}], "forward_flops": 640, "activation_elements": 10}]})";
+  write_text(dir / "tiny.json", fc);
+  RunResult r = run(mpirun(2) + " --model " + (dir / "tiny.json").string() + " --iterations 100");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("3 layers, 25450 parameters"), std::string::npos) << r.out;
+  EXPECT_GE(final_accuracy(r.out), 50.0) << r.out;
+
+  std::string conv = fc;
+  conv.replace(conv.find("\"relu\""), 6, "\"conv\"");
+  write_text(dir / "conv.json", conv);
+  RunResult bad = run(mpirun(2) + " --model " + (dir / "conv.json").string() + " --iterations 1");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_EQ(count(bad.out, "dagsgd: error:"), 1) << bad.out;
+  EXPECT_NE(bad.out.find("layer 'act' has type 'conv'"), std::string::npos) << bad.out;
+  fs::remove_all(dir);
+}
+
+TEST(TrainMpi, EveryStrategyTrains) {
+  // Short runs of each strategy: they must finish and learn (chance is 10%).
+  for (const char* flags :
+       {"--exchange ps --overlap wfbp --precision fp16", "--exchange asa --overlap bucket:0.1",
+        "--topk 0.05 --overlap wfbp", "--sync easgd:4,0.5", "--model cnn --iterations 60"}) {
+    RunResult r = run(mpirun(2) + " --iterations 150 --batch 32 " + flags);
+    ASSERT_EQ(r.code, 0) << flags << "\n" << r.out;
+    EXPECT_GE(final_accuracy(r.out), 50.0) << flags << "\n" << r.out;
+  }
+}
+
+}  // namespace
