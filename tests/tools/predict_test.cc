@@ -10,12 +10,13 @@ namespace {
 
 using testing::run_cli;
 
-const char* kScenario =
+const std::string kBase =
     "predict --network resnet50 --batch 64 --gpu v100 --nodes 8 --gpus-per-node 4 "
-    "--intra pcie3 --inter 10gbe --algorithm auto --overlap wfbp";
+    "--intra pcie3 --inter 10gbe --algorithm auto";
+const std::string kScenario = kBase + " --overlap wfbp";
 
 TEST(PredictCli, JsonHasTheDocumentedFields) {
-  auto r = run_cli(std::string(kScenario) + " --json");
+  auto r = run_cli(kScenario + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   for (const char* k : {"iteration_time_s", "throughput_samples_per_s", "speedup", "efficiency",
@@ -45,15 +46,14 @@ TEST(PredictCli, SameInputSameBytes) {
 }
 
 TEST(PredictCli, FasterFabricIsNotSlower) {
-  auto slow = nlohmann::json::parse(run_cli(std::string(kScenario) + " --json").out);
+  auto slow = nlohmann::json::parse(run_cli(kScenario + " --json").out);
   auto fast = nlohmann::json::parse(
       run_cli("predict --network resnet50 --batch 64 --gpu v100 --nodes 8 --gpus-per-node 4 "
               "--intra nvlink2 --inter ib-edr --overlap wfbp --json")
           .out);
   EXPECT_LE(fast["iteration_time_s"].get<double>(), slow["iteration_time_s"].get<double>());
   // fp16 halves the bytes: communication does not grow.
-  auto half =
-      nlohmann::json::parse(run_cli(std::string(kScenario) + " --precision fp16 --json").out);
+  auto half = nlohmann::json::parse(run_cli(kScenario + " --precision fp16 --json").out);
   EXPECT_LT(half["breakdown"]["comm_total"].get<double>(),
             slow["breakdown"]["comm_total"].get<double>());
 }
@@ -72,6 +72,43 @@ TEST(PredictCli, StepTimeScalesComputeOnOneGpu) {
   auto j = nlohmann::json::parse(r.out);
   // One GPU, prefetched input: the iteration is the measured step.
   EXPECT_NEAR(j["iteration_time_s"].get<double>(), 0.2529, 1e-6);
+}
+
+TEST(PredictCli, SparsityAndElasticAveragingCutCommunication) {
+  // One group each (no overlap), so the comparison is of bytes, not of per-layer startups:
+  // 1% of the elements as (value, index) pairs, allgathered, move far fewer bytes.
+  const std::string none = kBase + " --overlap none --json";
+  auto dense = nlohmann::json::parse(run_cli(none).out);
+  auto topk = run_cli(none + " --topk 0.01");
+  ASSERT_EQ(topk.code, 0) << topk.err;
+  auto sparse = nlohmann::json::parse(topk.out);
+  EXPECT_LT(sparse["breakdown"]["comm_total"].get<double>(),
+            dense["breakdown"]["comm_total"].get<double>() / 2);
+  // EASGD every 4 iterations: a quarter of one whole-model exchange per iteration, no overlap.
+  auto e = run_cli(kScenario + " --sync easgd:4,0.5 --json");
+  ASSERT_EQ(e.code, 0) << e.err;
+  auto easgd = nlohmann::json::parse(e.out);
+  const double comm = easgd["breakdown"]["comm_total"].get<double>();
+  EXPECT_GT(comm, 0);
+  EXPECT_EQ(easgd["breakdown"]["comm_exposed"].get<double>(), comm);
+  EXPECT_NEAR(easgd["iteration_time_s"].get<double>(),
+              easgd["single_gpu_iteration_time_s"].get<double>() + comm, 1e-6);
+}
+
+TEST(PredictCli, LayerProfileFromBcaffeLog) {
+  const std::string log = std::string(DAGSGD_SHARED_DATA) + "/published/b-caffe/tmp4comm.log";
+  auto r = run_cli(
+      "predict --network googlenet-caffe --gpu k80 --nodes 4 --inter 10gbe-bcaffe-k80 "
+      "--algorithm ring --json --layer-profile " +
+      log);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j["scenario"]["compute"].get<std::string>().find("layer profile"), std::string::npos);
+  EXPECT_GT(j["breakdown"]["backward"].get<double>(), 0);
+  // The profile's tensors do not fit another network: exit 2, naming the tensor and layer.
+  auto bad = run_cli("predict --network resnet50 --layer-profile " + log);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("tensor"), std::string::npos) << bad.err;
 }
 
 TEST(PredictCli, BadInputIsExitCodeTwoWithAClearMessage) {
