@@ -378,15 +378,7 @@ std::int64_t GradientExchange::completed_ns(int g) const {
 
 const char* GradientExchange::collective() const {
   if (impl_->cfg.topk > 0) return "allgather";
-  switch (impl_->cfg.kind) {
-    case ExchangeKind::kAllreduce:
-      return "allreduce";
-    case ExchangeKind::kPs:
-      return "ps";
-    case ExchangeKind::kAsa:
-      return "asa";
-  }
-  return "?";
+  return exchange_name(impl_->cfg.kind);
 }
 
 const char* GradientExchange::algorithm() const {
