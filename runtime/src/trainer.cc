@@ -13,13 +13,13 @@
 #include <random>
 
 #include "dagsgd/model/check.h"
+#include "dagsgd/model/network.h"
 #include "dagsgd/model/paths.h"
 #include "dagsgd/runtime/clock_sync.h"
 #include "dagsgd/runtime/dataset.h"
 #include "dagsgd/runtime/exchange.h"
 #include "dagsgd/trace/event.h"
 #include "dagsgd/trace/trace_writer.h"
-#include "dagsgd/model/network.h"
 
 namespace dagsgd::runtime {
 

@@ -53,6 +53,8 @@ void BM_TrainStep(benchmark::State& state) {
   state.counters["events_per_iter"] =
       static_cast<double>((*t)->events_recorded()) / static_cast<double>(state.iterations() + 5);
 }
+// The ctest smoke run (tests/bench/CMakeLists.txt runs the benchmarks named */smoke).
+BENCHMARK(BM_TrainStep)->Name("BM_TrainStep/smoke")->Args({1, 1})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TrainStep)
     ->ArgNames({"trace", "wfbp"})
     ->Args({0, 0})

@@ -22,11 +22,3 @@ if(DAGSGD_WITH_MPI)
                        LABELS mpi TIMEOUT 600 RUN_SERIAL TRUE DISCOVERY_TIMEOUT 60)
 endif()
 
-# Smoke run of the tracing-overhead benchmark (a singleton MPI process; no mpirun needed).
-# (tests/bench is added after this file, so test for the package, not the target.)
-find_package(benchmark QUIET)
-if(DAGSGD_WITH_MPI AND benchmark_FOUND)
-  add_test(NAME runtime.bench_trace_smoke
-           COMMAND bench_runtime_trace --benchmark_filter=TrainStep/trace:1/wfbp:1)
-  set_tests_properties(runtime.bench_trace_smoke PROPERTIES LABELS "runtime;bench" TIMEOUT 120)
-endif()
