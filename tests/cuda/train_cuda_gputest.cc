@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -53,7 +54,7 @@ nlohmann::json read_json(const fs::path& p) {
 
 // Trains 2 ranks on the one GPU and checks the run; `extra` adds flags, `groups` is the number
 // of collectives per iteration that gives.
-void train_and_check(const std::string& extra, int iters, int groups) {
+void train_and_check(std::string extra, int iters, int groups) {
 #ifndef DAGSGD_BINARY
   (void)extra;
   (void)iters;
@@ -63,6 +64,10 @@ void train_and_check(const std::string& extra, int iters, int groups) {
   if (dagsgd::runtime::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";
   fs::path dir = fs::temp_directory_path() / ("dagsgd-cuda-train-" + std::to_string(getpid()));
   fs::remove_all(dir);
+  // tools/gpu-check points this at the data where the Debian package is not installed.
+  if (const char* data = std::getenv("DAGSGD_FASHION_MNIST"); data != nullptr && *data != 0) {
+    extra += std::string(" --data ") + data;
+  }
   RunResult r = run("timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 " +
                     std::string(DAGSGD_BINARY) + " train --model mlp --device cuda --iterations " +
                     std::to_string(iters) + " --trace " + dir.string() + " " + extra);
