@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -179,7 +180,7 @@ class CudaBackend final : public DeviceBackend {
       auto st = mlp_.read_loss(nb);
       if (!st) return st.error();
       loss += st->mean_loss * nb;
-      hits += static_cast<std::int64_t>(st->accuracy * nb + 0.5);
+      hits += std::llround(st->accuracy * nb);
     }
     return std::pair<double, std::int64_t>{loss, hits};
   }
