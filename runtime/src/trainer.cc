@@ -780,7 +780,18 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
     if (rank == 0 && log) log(s);
   };
   DAGSGD_TRY(agree(validate(cfg)));
-  if (cfg.device == DeviceKind::kCuda) DAGSGD_TRY(agree(probe_cuda_device()));
+  if (cfg.device == DeviceKind::kCuda) {
+    // The model's shape first: a network file the GPU cannot run is refused on any machine.
+    auto ls = build_model(cfg);
+    model::Expected<void> shape = model::ok();
+    if (!ls) {
+      shape = ls.error();
+    } else if (auto fc = fc_layers_for_device(std::move(*ls), cfg.model); !fc) {
+      shape = fc.error();
+    }
+    DAGSGD_TRY(agree(shape));
+    DAGSGD_TRY(agree(probe_cuda_device()));
+  }
   ClockSample clock_start = measure_clock_offset();
 
   bool tracing = !cfg.trace_dir.empty();

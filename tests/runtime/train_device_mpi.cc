@@ -80,6 +80,48 @@ TEST(TrainDevice, BadDeviceAndCnnOnCudaAreRefused) {
   EXPECT_EQ(easgd.code, 2) << easgd.out;
 }
 
+#ifdef DAGSGD_HAVE_CUDA
+void write_text(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+}
+
+TEST(TrainDevice, NetworkFilesTheGpuCannotRunAreRefusedBeforeLookingForADevice) {
+  // The GPU fuses a relu into every fc but the last: "fc relu" and "fc fc" do not fit.
+  const std::string fc784x32 = R"({"name": "hidden", "type": "fc", "params": [
+    {"name": "weight", "shape": [32, 784]}, {"name": "bias", "shape": [32]}],
+    "forward_flops": 50176, "activation_elements": 32})";
+  const std::string fc784x10 = R"({"name": "hidden", "type": "fc", "params": [
+    {"name": "weight", "shape": [10, 784]}, {"name": "bias", "shape": [10]}],
+    "forward_flops": 15680, "activation_elements": 10})";
+  const std::string fc32x10 = R"({"name": "out", "type": "fc", "params": [
+    {"name": "weight", "shape": [10, 32]}, {"name": "bias", "shape": [10]}],
+    "forward_flops": 640, "activation_elements": 10})";
+  auto net = [](const std::string& layers) {
+    return R"({"name": "t", "description": "test net", "source": "this test",
+      "input_shape": [784], "layers": [)" +
+           layers + "]}";
+  };
+  std::string base = "/tmp/dagsgd-train-device-net-" + std::to_string(getpid());
+  write_text(base + "-relu-last.json",
+             net(fc784x10 + R"(, {"name": "act", "type": "relu", "params": [],
+                                         "forward_flops": 10, "activation_elements": 10})"));
+  write_text(base + "-fc-fc.json", net(fc784x32 + ", " + fc32x10));
+  RunResult relu_last = run(train_np(2) + " --device cuda --model " + base + "-relu-last.json");
+  EXPECT_EQ(relu_last.code, 2) << relu_last.out;
+  EXPECT_EQ(count(relu_last.out, "dagsgd: error:"), 1) << relu_last.out;
+  EXPECT_NE(relu_last.out.find("it ends with relu 'act'"), std::string::npos) << relu_last.out;
+  RunResult fc_fc = run(train_np(2) + " --device cuda --model " + base + "-fc-fc.json");
+  EXPECT_EQ(fc_fc.code, 2) << fc_fc.out;
+  EXPECT_NE(fc_fc.out.find("layer 'out' follows an fc but is no relu"), std::string::npos)
+      << fc_fc.out;
+  std::remove((base + "-relu-last.json").c_str());
+  std::remove((base + "-fc-fc.json").c_str());
+}
+#endif
+
 TEST(TrainDevice, CpuIsTheDefaultAndStillTrains) {
   RunResult r = run(train_np(2) + " --device cpu --iterations 3 --no-eval --widths 16");
   EXPECT_EQ(r.code, 0) << r.out;
