@@ -106,6 +106,20 @@ model::Expected<std::vector<std::int64_t>> parse_widths(const std::string& s) {
   return out;
 }
 
+model::Expected<DeviceKind> parse_device(const std::string& s) {
+  if (s == "cpu") return DeviceKind::kCpu;
+  if (s == "cuda") return DeviceKind::kCuda;
+  return model::Error{"--device: unknown device '" + s + "' (valid: cpu, cuda)"};
+}
+
+bool cuda_support() {
+#ifdef DAGSGD_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
 model::Expected<void> validate(const TrainConfig& cfg) {
   if (cfg.epochs < 1) return model::Error{"--epochs must be at least 1"};
   if (cfg.iterations < 0) return model::Error{"--iterations must not be negative"};
@@ -123,6 +137,17 @@ model::Expected<void> validate(const TrainConfig& cfg) {
         "--topk"};
   }
   if (cfg.warmup < 0) return model::Error{"--warmup must not be negative"};
+  if (cfg.device == DeviceKind::kCuda) {
+    if (!cuda_support()) return model::Error{"--device cuda: this build has no CUDA support"};
+    if (cfg.model == "cnn") {
+      return model::Error{
+          "--device cuda runs fully connected models only (mlp or a FILE of fc/relu layers); "
+          "--model cnn needs --device cpu"};
+    }
+    if (cfg.sync == SyncKind::kEasgd) {
+      return model::Error{"--sync easgd runs on --device cpu only"};
+    }
+  }
   return model::ok();
 }
 
@@ -139,6 +164,8 @@ const char* exchange_name(ExchangeKind k) {
 }
 
 const char* precision_name(Precision p) { return p == Precision::kFp16 ? "fp16" : "fp32"; }
+
+const char* device_name(DeviceKind d) { return d == DeviceKind::kCuda ? "cuda" : "cpu"; }
 
 std::string overlap_name(const TrainConfig& cfg) {
   switch (cfg.overlap) {
@@ -178,7 +205,8 @@ std::map<std::string, std::string> config_map(const TrainConfig& cfg, int ranks)
   m["precision"] = precision_name(cfg.precision);
   m["topk"] = fmt(cfg.topk);
   m["sync"] = sync_name(cfg);
-  m["backend"] = "cpu-eigen";
+  m["device"] = device_name(cfg.device);
+  m["backend"] = cfg.device == DeviceKind::kCuda ? "cuda-cublas" : "cpu-eigen";
   m["progress"] = "MPI_Test between layers and between GEMM blocks of backward";
   m["ps_server"] = "rank 0 (also trains)";
   return m;

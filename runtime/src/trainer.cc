@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <numeric>
 #include <random>
 
@@ -20,6 +21,7 @@
 #include "dagsgd/runtime/exchange.h"
 #include "dagsgd/trace/event.h"
 #include "dagsgd/trace/trace_writer.h"
+#include "device_backend.h"
 
 namespace dagsgd::runtime {
 
@@ -32,6 +34,9 @@ constexpr std::int64_t kImage = 28;
 constexpr std::int64_t kInputs = kImage * kImage;
 constexpr int kClasses = 10;
 constexpr int kEvalBatch = 500;
+// --device cuda trace rows (docs/runtime.md): host threads making CUDA API calls, GPU streams.
+constexpr std::int64_t kCudaApiTid = 90000;
+constexpr std::int64_t kGpuStreamTid = 100000;
 
 // One timed span, kept compact while training and turned into trace events at the end.
 struct Rec {
@@ -119,7 +124,40 @@ model::Expected<std::vector<std::unique_ptr<Layer>>> layers_from_network(const s
   return layers;
 }
 
+// Keeps the fc layers of an fc/relu stack for the GPU, which fuses the ReLU into the fc before it:
+// a ReLU must follow every fc but the last.
+model::Expected<std::vector<std::unique_ptr<Layer>>> fc_layers_for_device(
+    std::vector<std::unique_ptr<Layer>> all, const std::string& model) {
+  std::vector<std::unique_ptr<Layer>> fc;
+  std::string where = "--device cuda: model '" + model + "': ";
+  for (std::size_t i = 0; i < all.size(); i += 2) {
+    if (std::string(all[i]->type()) != "fc") {
+      return model::Error{where + "layer '" + all[i]->name() + "' is a " + all[i]->type() +
+                          "; the GPU runs fc layers, each but the last followed by a relu"};
+    }
+    if (i + 1 < all.size() && std::string(all[i + 1]->type()) != "relu") {
+      return model::Error{where + "layer '" + all[i + 1]->name() +
+                          "' follows an fc but is no relu; the GPU fuses a relu into each fc"};
+    }
+    if (i + 2 == all.size()) {
+      return model::Error{where + "it ends with relu '" + all[i + 1]->name() +
+                          "'; the GPU needs an fc layer last"};
+    }
+    fc.push_back(std::move(all[i]));
+  }
+  return fc;
+}
+
 }  // namespace
+
+#ifndef DAGSGD_HAVE_CUDA
+model::Expected<void> probe_cuda_device() {
+  return model::Error{"--device cuda: this build has no CUDA support"};
+}
+model::Expected<std::unique_ptr<DeviceBackend>> make_cuda_backend(const DeviceSetup& /*setup*/) {
+  return model::Error{"--device cuda: this build has no CUDA support"};
+}
+#endif
 
 int launcher_rank() {
   for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
@@ -190,6 +228,12 @@ struct Trainer::Impl {
   std::unique_ptr<GradientExchange> exchange;
   std::vector<std::int64_t> issue_ns;
   ProgressFn progress;
+
+  // --device cuda: the layers run there; `grads` is the host staging buffer of the exchange.
+  std::unique_ptr<DeviceBackend> dev;
+  model::Expected<void> dev_status = model::ok();  // the first device error; later work skipped
+  std::vector<trace::Event> dev_events;            // this process's clock, trace base 0
+  std::vector<bool> issued;
 
   Dataset data;
   std::int64_t batches_per_epoch = 0;
@@ -311,9 +355,7 @@ struct Trainer::Impl {
     mark("comm_issue", Phase::kComm, -1, g);
   }
 
-  std::int64_t step() {
-    std::int64_t t0 = now_ns();
-    cursor = t0;
+  void next_batch() {
     int b = cfg.batch;
     if (pos >= batches_per_epoch) {
       ++epoch;
@@ -325,6 +367,106 @@ struct Trainer::Impl {
                 sizeof(float) * static_cast<std::size_t>(kInputs * b));
     std::memcpy(batch_y.data(), data.labels.data() + first,
                 sizeof(std::int32_t) * static_cast<std::size_t>(b));
+  }
+
+  void dev_check(const model::Expected<void>& r) {
+    if (!r.ok() && dev_status.ok()) dev_status = r.error();
+  }
+
+  void issue_device(int g) {
+    auto gi = static_cast<std::size_t>(g);
+    issue_ns[gi] = cursor;
+    const Group& grp = groups[gi];
+    std::string label = grp.first_layer == grp.last_layer
+                            ? layers[static_cast<std::size_t>(grp.first_layer)]->name()
+                            : "bucket " + std::to_string(g);
+    // The exchange reads host memory: the group's slice comes down first (this waits for the
+    // kernels that produce it), inside the issue span.
+    if (dev_status.ok()) {
+      dev_check(dev->download_grads(grp.range.offset, grp.range.count, grads.data(), label));
+    }
+    exchange->start(g, grads.data());
+    issued[gi] = true;
+    mark("comm_issue", Phase::kComm, -1, g);
+  }
+
+  // One BSP iteration on the device. After a device error the MPI part still runs (on stale
+  // gradients) so no rank hangs; train() reports the error at the end of the epoch.
+  std::int64_t step_device() {
+    std::int64_t t0 = now_ns();
+    cursor = t0;
+    int b = cfg.batch;
+    dev->set_iteration(iteration);
+    next_batch();
+    mark("io", Phase::kIo);
+    if (dev_status.ok()) dev_check(dev->upload_batch(batch_x.data(), batch_y.data(), b));
+    mark("h2d", Phase::kH2D);
+    auto n_layers = static_cast<int>(layers.size());
+    for (int l = 0; l < n_layers; ++l) {
+      if (dev_status.ok()) dev_check(dev->forward(l, b));
+      mark(layers[static_cast<std::size_t>(l)]->name().c_str(), Phase::kForward, l);
+    }
+    if (dev_status.ok()) dev_check(dev->loss(b));
+    mark("loss", Phase::kForward, n_layers);
+
+    bool overlap = cfg.overlap != OverlapKind::kNone;
+    issued.assign(groups.size(), false);
+    int next_layer = n_layers - 1;
+    auto on_layer = [&](int l) {
+      next_layer = l - 1;
+      mark(layers[static_cast<std::size_t>(l)]->name().c_str(), Phase::kBackward, l);
+      if (overlap && closes[static_cast<std::size_t>(l)] >= 0) {
+        issue_device(closes[static_cast<std::size_t>(l)]);
+      }
+      if (overlap) exchange->progress();
+    };
+    if (dev_status.ok()) dev_check(dev->backward(b, on_layer));
+    for (int l = next_layer; l >= 0; --l) on_layer(l);  // only after a device error
+    for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
+      if (!issued[static_cast<std::size_t>(g)]) issue_device(g);
+    }
+    for (int g = 0; g < static_cast<int>(groups.size()); ++g) exchange->wait(g);
+    mark("comm_wait", Phase::kComm);
+    record_comm();
+
+    if (dev_status.ok()) {
+      dev_check(dev->update(grads.data(), static_cast<float>(current_lr()),
+                            static_cast<float>(cfg.momentum)));
+    }
+    // The loss of this iteration's forward; reading it waits for the update kernels, so the
+    // iteration ends when the device is done.
+    if (dev_status.ok()) {
+      auto l = dev->read_loss(b);
+      if (l) {
+        loss_sum += *l;
+        ++loss_count;
+      } else {
+        dev_check(l.error());
+      }
+    }
+    mark("update", Phase::kUpdate);
+    if (tracing)
+      recs.push_back(Rec{"ProfilerStep", Rec::kStep, Phase::kNone, -1, -1, iteration, t0, cursor});
+    ++iteration;
+    // Outside the timed iteration: hand CUPTI's buffers over so they are reused.
+    if (tracing && dev_status.ok()) {
+      auto ev = dev->take_events();
+      if (ev) {
+        dev_events.insert(dev_events.end(), std::make_move_iterator(ev->begin()),
+                          std::make_move_iterator(ev->end()));
+      } else {
+        dev_check(ev.error());
+      }
+    }
+    return cursor - t0;
+  }
+
+  std::int64_t step() {
+    if (dev) return step_device();
+    std::int64_t t0 = now_ns();
+    cursor = t0;
+    int b = cfg.batch;
+    next_batch();
     mark("io", Phase::kIo);
     std::memcpy(acts[0].data(), batch_x.data(), sizeof(float) * batch_x.size());
     mark("h2d", Phase::kH2D);
@@ -400,7 +542,19 @@ struct Trainer::Impl {
     const float* p = cfg.sync == SyncKind::kEasgd ? center.data() : params.data();
     double loss = 0;
     std::int64_t correct = 0;
-    for (std::int64_t s = 0; s < test.count; s += kEvalBatch) {
+    if (dev) {
+      dev->set_iteration(-1);
+      if (dev_status.ok()) {
+        auto r = dev->evaluate(test.images.data(), test.labels.data(), test.count);
+        if (r) {
+          loss = r->first;
+          correct = r->second;
+        } else {
+          dev_check(r.error());
+        }
+      }
+    }
+    for (std::int64_t s = 0; s < (dev ? 0 : test.count); s += kEvalBatch) {
       int nb = static_cast<int>(std::min<std::int64_t>(kEvalBatch, test.count - s));
       std::memcpy(acts[0].data(), test.images.data() + s * kInputs,
                   sizeof(float) * static_cast<std::size_t>(nb * kInputs));
@@ -473,6 +627,27 @@ struct Trainer::Impl {
       }
       evs.push_back(std::move(e));
     }
+    // Device events: onto rank 0's clock like the spans; pid = rank, GPU streams and CUDA API
+    // threads on their own tids (docs/runtime.md, "--device cuda").
+    std::map<std::int64_t, std::int64_t> api_tid;
+    std::map<std::int64_t, std::int64_t> stream_tid;
+    for (auto& e : dev_events) {
+      if (e.ph == 'M') continue;
+      bool gpu = e.cat == trace::cat::kKernel || e.cat == trace::cat::kGpuMemcpy ||
+                 e.cat == trace::cat::kGpuMemset || e.cat == trace::cat::kCudaSync ||
+                 (e.cat == trace::cat::kAc2g && e.ph == 'f');
+      e.ts = at(e.ts);
+      e.pid = rank;
+      if (gpu) {
+        stream_tid.emplace(kGpuStreamTid + e.tid, e.tid);
+        e.tid = kGpuStreamTid + e.tid;
+      } else {
+        auto it = api_tid.emplace(e.tid, kCudaApiTid + static_cast<std::int64_t>(api_tid.size()));
+        e.tid = it.first->second;
+      }
+      evs.push_back(std::move(e));
+    }
+    dev_events.clear();
     std::stable_sort(evs.begin(), evs.end(), [](const trace::Event& a, const trace::Event& c) {
       return a.ts != c.ts ? a.ts < c.ts : a.dur > c.dur;
     });
@@ -490,6 +665,12 @@ struct Trainer::Impl {
     for (std::size_t k = 0; k < lane_end.size(); ++k) {
       meta(static_cast<std::int64_t>(k) + 1, "thread_name", "comm " + std::to_string(k));
     }
+    for (const auto& [os_tid, tid] : api_tid) {
+      meta(tid, "thread_name", "cuda api (thread " + std::to_string(os_tid) + ")");
+    }
+    for (const auto& [tid, stream] : stream_tid) {
+      meta(tid, "thread_name", "gpu stream " + std::to_string(stream));
+    }
     for (const auto& e : evs) w->write(e);
     return w->close();
   }
@@ -502,6 +683,10 @@ model::Expected<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& cfg
                                                           bool tracing) {
   auto layers = build_model(cfg);
   if (!layers) return layers.error();
+  if (cfg.device == DeviceKind::kCuda) {
+    layers = fc_layers_for_device(std::move(*layers), cfg.model);
+    if (!layers) return layers.error();
+  }
   std::unique_ptr<Trainer> t(new Trainer());
   auto& im = *t->impl_;
   im.cfg = cfg;
@@ -509,6 +694,22 @@ model::Expected<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig& cfg
   MPI_Comm_size(MPI_COMM_WORLD, &im.size);
   im.tracing = tracing;
   im.init(std::move(*layers));
+  if (cfg.device == DeviceKind::kCuda) {
+    DeviceSetup ds;
+    for (const auto& l : im.layers)
+      ds.layers.push_back(DeviceLayer{l->name(), l->in_size(), l->out_size()});
+    ds.max_batch = std::max(cfg.batch, kEvalBatch);
+    ds.seed = cfg.seed;
+    ds.rank = im.rank;
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &ds.local_rank);
+    MPI_Comm_free(&node);
+    ds.tracing = tracing;
+    auto dev = make_cuda_backend(ds);
+    if (!dev) return dev.error();
+    im.dev = std::move(*dev);
+  }
   im.data = std::move(train_set);
   im.batches_per_epoch = im.data.count / cfg.batch;
   if (im.batches_per_epoch < 1) {
@@ -579,6 +780,18 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
     if (rank == 0 && log) log(s);
   };
   DAGSGD_TRY(agree(validate(cfg)));
+  if (cfg.device == DeviceKind::kCuda) {
+    // The model's shape first: a network file the GPU cannot run is refused on any machine.
+    auto ls = build_model(cfg);
+    model::Expected<void> shape = model::ok();
+    if (!ls) {
+      shape = ls.error();
+    } else if (auto fc = fc_layers_for_device(std::move(*ls), cfg.model); !fc) {
+      shape = fc.error();
+    }
+    DAGSGD_TRY(agree(shape));
+    DAGSGD_TRY(agree(probe_cuda_device()));
+  }
   ClockSample clock_start = measure_clock_offset();
 
   bool tracing = !cfg.trace_dir.empty();
@@ -627,7 +840,8 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
       exchange_name(cfg.exchange) + ", overlap " + overlap_name(cfg) + ", precision " +
       precision_name(cfg.precision) +
       (cfg.topk > 0 ? ", topk " + config_map(cfg, size)["topk"] : "") + ", sync " + sync_name(cfg) +
-      ", " + std::to_string(im.groups.size()) + " gradient group(s)");
+      ", " + std::to_string(im.groups.size()) + " gradient group(s)" +
+      (im.dev ? "; device " + im.dev->describe() + " (rank 0)" : ""));
 
   // ts = 0 in every rank's trace is rank 0's clock when training starts.
   std::int64_t base = now_ns();
@@ -644,6 +858,7 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
     for (std::int64_t b = 0; b < im.batches_per_epoch && im.iteration < limit; ++b) {
       times.push_back(model::to_seconds(im.step()));
     }
+    if (im.dev) DAGSGD_TRY(agree(im.dev_status));
     EpochResult er;
     er.epoch = e;
     er.seconds = model::to_seconds(now_ns() - t_epoch);
@@ -655,6 +870,7 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
       auto [tl, acc] = im.evaluate(*test_set);
       er.test_loss = tl;
       er.test_accuracy = acc;
+      if (im.dev) DAGSGD_TRY(agree(im.dev_status));
     }
     char line[256];
     std::snprintf(line, sizeof line, "epoch %d: %lld iterations, train loss %.4f", e,
@@ -692,6 +908,14 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
   std::vector<std::string> hosts = gather_hosts(rank, size);
   if (!tracing) return result;
 
+  if (im.dev) {
+    auto last = im.dev->finish_events();
+    if (last) {
+      im.dev_events.insert(im.dev_events.end(), std::make_move_iterator(last->begin()),
+                           std::make_move_iterator(last->end()));
+    }
+    DAGSGD_TRY(agree(last ? model::ok() : model::Expected<void>(last.error())));
+  }
   std::string path = cfg.trace_dir + "/" + trace::rank_trace_name(rank);
   DAGSGD_TRY(agree(im.write_trace(path, align, base)));
   model::Expected<void> wrote = model::ok();
@@ -706,6 +930,7 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
     m.config = config_map(cfg, size);
     m.config["gradient_groups"] = std::to_string(im.groups.size());
     m.config["parameters"] = std::to_string(params);
+    if (im.dev) m.config["device_name"] = im.dev->describe();
     if (cfg.evaluate && !result.epochs.empty()) {
       m.config["final_test_accuracy"] = std::to_string(result.epochs.back().test_accuracy);
     }

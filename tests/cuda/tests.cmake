@@ -18,6 +18,11 @@ if(DAGSGD_HAVE_CUDA AND TARGET dagsgd_cuda_ops AND TARGET dagsgd_cupti)
     target_link_libraries(cuda_gpu_tests PRIVATE dagsgd_cuda_ops dagsgd_cupti dagsgd_model
                           nlohmann_json::nlohmann_json GTest::gtest GTest::gtest_main)
     dagsgd_warnings(cuda_gpu_tests)
+    if(TARGET dagsgd AND DAGSGD_WITH_MPI)
+      # train_cuda_gputest.cc runs `mpirun -np 2 dagsgd train --device cuda`.
+      add_dependencies(cuda_gpu_tests dagsgd)
+      target_compile_definitions(cuda_gpu_tests PRIVATE DAGSGD_BINARY="$<TARGET_FILE:dagsgd>")
+    endif()
     # One label only: CMake 3.25's discovered-tests script flattens a label list and keeps only
     # its first entry, and `gpu` is the one CI filters on.
     gtest_discover_tests(cuda_gpu_tests PROPERTIES LABELS gpu DISCOVERY_TIMEOUT 60)

@@ -20,5 +20,15 @@ if(DAGSGD_WITH_MPI)
   dagsgd_warnings(runtime_train_mpi)
   gtest_discover_tests(runtime_train_mpi TEST_PREFIX "runtime.train." PROPERTIES
                        LABELS mpi TIMEOUT 600 RUN_SERIAL TRUE DISCOVERY_TIMEOUT 60)
+
+  # --device cuda where no GPU can be used (GPUs hidden), on every build.
+  add_executable(runtime_train_device_mpi ${CMAKE_CURRENT_LIST_DIR}/train_device_mpi.cc)
+  target_link_libraries(runtime_train_device_mpi PRIVATE GTest::gtest GTest::gtest_main)
+  target_compile_definitions(runtime_train_device_mpi PRIVATE
+    DAGSGD_BINARY="$<TARGET_FILE:dagsgd>" $<$<BOOL:${DAGSGD_HAVE_CUDA}>:DAGSGD_HAVE_CUDA=1>)
+  add_dependencies(runtime_train_device_mpi dagsgd)
+  dagsgd_warnings(runtime_train_device_mpi)
+  gtest_discover_tests(runtime_train_device_mpi TEST_PREFIX "runtime.train_device." PROPERTIES
+                       LABELS mpi TIMEOUT 300 RUN_SERIAL TRUE DISCOVERY_TIMEOUT 60)
 endif()
 

@@ -34,6 +34,7 @@ struct TrainFlags {
   std::string data;
   std::string warmup;
   bool no_eval = false;
+  std::string device = "cpu";
 };
 
 // Flags are taken as strings and parsed here, so a bad value is reported once, by rank 0, and
@@ -99,6 +100,9 @@ model::Expected<runtime::TrainConfig> make_config(const TrainFlags& f,
   if (f.force && f.trace.empty()) return model::Error{"--force needs --trace DIR"};
   if (!f.data.empty()) c.data_dir = f.data;
   c.evaluate = !f.no_eval;
+  auto dev = runtime::parse_device(f.device);
+  if (!dev) return dev.error();
+  c.device = *dev;
   DAGSGD_TRY(runtime::validate(c));
   return c;
 }
@@ -156,6 +160,9 @@ void add_train(CLI::App& root, Action& action) {
   sub->add_option("--warmup", f->warmup,
                   "iterations left out of the timing statistics (default 2)");
   sub->add_flag("--no-eval", f->no_eval, "skip the test-set evaluation");
+  sub->add_option("--device", f->device,
+                  "cpu, or cuda (mlp and fc/relu FILE models; one GPU per rank)")
+      ->capture_default_str();
   sub->callback([f, sub, &action] {
     action = [f, sub]() -> int {
       auto cfg = make_config(*f, sub->remaining());

@@ -42,6 +42,10 @@ model::Expected<void> CudaMlp::validate(const CudaMlpConfig& config) {
                           std::to_string(config.widths[i]) + "; widths must be positive"};
     }
   }
+  if (!config.names.empty() && config.names.size() + 1 != config.widths.size()) {
+    return model::Error{"mlp: " + std::to_string(config.names.size()) + " layer names for " +
+                        std::to_string(config.widths.size() - 1) + " layers"};
+  }
   if (config.max_batch <= 0) {
     return model::Error{"mlp: max_batch is " + std::to_string(config.max_batch) +
                         "; it must be positive"};
@@ -72,6 +76,7 @@ model::Expected<CudaMlp> CudaMlp::create(const CudaContext& ctx, const CudaMlpCo
   CudaMlp m;
   m.ctx_ = &ctx;
   m.widths_ = config.widths;
+  m.names_ = config.names;
   m.max_batch_ = config.max_batch;
   std::size_t total = 0;
   for (int l = 0; l < m.num_layers(); ++l) {
@@ -107,7 +112,10 @@ model::Expected<CudaMlp> CudaMlp::create(const CudaContext& ctx, const CudaMlpCo
   return m;
 }
 
-std::string CudaMlp::layer_name(int layer) const { return "fc" + std::to_string(layer + 1); }
+std::string CudaMlp::layer_name(int layer) const {
+  if (!names_.empty()) return names_.at(static_cast<std::size_t>(layer));
+  return "fc" + std::to_string(layer + 1);
+}
 
 std::size_t CudaMlp::layer_param_count(int layer) const {
   return layer_size(in_features(layer), out_features(layer));
@@ -118,16 +126,23 @@ model::Expected<void> CudaMlp::forward(const float* x, int batch) {
     throw std::invalid_argument("CudaMlp::forward: batch " + std::to_string(batch) +
                                 " outside 1.." + std::to_string(max_batch_));
   }
-  for (int l = 0; l < num_layers(); ++l) {
-    Scope scope(sink_, layer_name(l), trace::Phase::kForward);
-    const float* in = l == 0 ? x : acts_[static_cast<std::size_t>(l) - 1].as<float>();
-    float* out = acts_[static_cast<std::size_t>(l)].as<float>();
-    const float* w = layer_params(l);
-    const float* b = w + static_cast<std::size_t>(in_features(l)) * out_features(l);
-    DAGSGD_TRY(dense_forward(*ctx_, in, w, b, out, batch, in_features(l), out_features(l)));
-    if (l + 1 < num_layers()) {
-      DAGSGD_TRY(relu_forward(*ctx_, out, static_cast<std::size_t>(batch) * out_features(l)));
-    }
+  for (int l = 0; l < num_layers(); ++l) DAGSGD_TRY(forward_layer(l, x, batch));
+  return model::ok();
+}
+
+model::Expected<void> CudaMlp::forward_layer(int l, const float* x, int batch) {
+  if (batch <= 0 || batch > max_batch_ || l < 0 || l >= num_layers()) {
+    throw std::invalid_argument("CudaMlp::forward_layer: layer " + std::to_string(l) +
+                                " or batch " + std::to_string(batch) + " out of range");
+  }
+  Scope scope(sink_, layer_name(l), trace::Phase::kForward);
+  const float* in = l == 0 ? x : acts_[static_cast<std::size_t>(l) - 1].as<float>();
+  float* out = acts_[static_cast<std::size_t>(l)].as<float>();
+  const float* w = layer_params(l);
+  const float* b = w + static_cast<std::size_t>(in_features(l)) * out_features(l);
+  DAGSGD_TRY(dense_forward(*ctx_, in, w, b, out, batch, in_features(l), out_features(l)));
+  if (l + 1 < num_layers()) {
+    DAGSGD_TRY(relu_forward(*ctx_, out, static_cast<std::size_t>(batch) * out_features(l)));
   }
   return model::ok();
 }

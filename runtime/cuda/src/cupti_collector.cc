@@ -263,7 +263,7 @@ void CuptiCollector::pop_layer() {
   (void)cuptiActivityPopExternalCorrelationId(kLayerKind, &last);
 }
 
-model::Expected<void> CuptiCollector::flush(trace::TraceWriter& out) {
+model::Expected<std::vector<trace::Event>> CuptiCollector::drain() {
   if (impl_->enabled) {
     if (CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         r != CUPTI_SUCCESS) {
@@ -276,15 +276,12 @@ model::Expected<void> CuptiCollector::flush(trace::TraceWriter& out) {
     std::swap(batch, impl_->pending);
   }
   std::lock_guard<std::mutex> lock(impl_->conv_mu);
-  for (const auto& e : impl_->converter.convert(batch)) {
-    out.write(e);
-    ++impl_->events_written;
-  }
-  out.flush();
-  return model::ok();
+  auto events = impl_->converter.convert(batch);
+  impl_->events_written += static_cast<std::int64_t>(events.size());
+  return events;
 }
 
-model::Expected<CuptiCollectorStats> CuptiCollector::finish(trace::TraceWriter& out) {
+model::Expected<std::vector<trace::Event>> CuptiCollector::drain_and_stop() {
   if (impl_->enabled) {
     disable_kinds();
     impl_->enabled = false;
@@ -294,7 +291,22 @@ model::Expected<CuptiCollectorStats> CuptiCollector::finish(trace::TraceWriter& 
       return model::Error{cupti_error("cuptiActivityFlushAll", r)};
     }
   }
-  DAGSGD_TRY(flush(out));
+  return drain();
+}
+
+model::Expected<void> CuptiCollector::flush(trace::TraceWriter& out) {
+  auto events = drain();
+  if (!events) return events.error();
+  for (const auto& e : *events) out.write(e);
+  out.flush();
+  return model::ok();
+}
+
+model::Expected<CuptiCollectorStats> CuptiCollector::finish(trace::TraceWriter& out) {
+  auto events = drain_and_stop();
+  if (!events) return events.error();
+  for (const auto& e : *events) out.write(e);
+  out.flush();
   return stats();
 }
 

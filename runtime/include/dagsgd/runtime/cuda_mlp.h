@@ -16,9 +16,10 @@
 namespace dagsgd::runtime::cuda {
 
 struct CudaMlpConfig {
-  std::vector<int> widths;  // input features, hidden widths..., classes (at least 2 entries)
-  int max_batch = 0;        // activations are allocated for this many samples
-  std::uint64_t seed = 1;   // parameter initialisation
+  std::vector<int> widths;         // input features, hidden widths..., classes (at least 2 entries)
+  int max_batch = 0;               // activations are allocated for this many samples
+  std::uint64_t seed = 1;          // parameter initialisation
+  std::vector<std::string> names;  // per layer, for attribution; empty: "fc1", "fc2", ...
 };
 
 struct LossStats {
@@ -43,7 +44,7 @@ class CudaMlp {
   int in_features(int layer) const { return widths_.at(static_cast<std::size_t>(layer)); }
   int out_features(int layer) const { return widths_.at(static_cast<std::size_t>(layer) + 1); }
   int max_batch() const { return max_batch_; }
-  // "fc1", "fc2", ... (1-based, as in the network specs).
+  // config.names[layer], or "fc1", "fc2", ... (1-based, as in the network specs).
   std::string layer_name(int layer) const;
 
   std::size_t param_count() const { return params_.bytes() / sizeof(float); }
@@ -62,6 +63,9 @@ class CudaMlp {
 
   // x: device, batch x in_features(0), row-major; 0 < batch <= max_batch.
   model::Expected<void> forward(const float* x, int batch);
+  // One layer of forward(), for trainers that time layers on the host: call for 0 .. L-1 in
+  // order; x (the network input) is read by layer 0 only.
+  model::Expected<void> forward_layer(int layer, const float* x, int batch);
   // After forward(): the loss gradient for backward() and per-sample loss/accuracy.
   // labels: device, `batch` int32 class indices.
   model::Expected<void> loss(const std::int32_t* labels, int batch);
@@ -85,6 +89,7 @@ class CudaMlp {
  private:
   const CudaContext* ctx_ = nullptr;
   std::vector<int> widths_;
+  std::vector<std::string> names_;
   int max_batch_ = 0;
   std::vector<std::size_t> offsets_;  // per layer, into params_/grads_ (in floats)
   DeviceBuffer params_;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dagsgd/model/expected.h"
 #include "dagsgd/runtime/cuda_layer_scope.h"
@@ -63,6 +64,10 @@ class CuptiCollector final : public LayerScopeSink {
   model::Expected<void> flush(trace::TraceWriter& out);
   // flush() and stop collecting. The collector can be destroyed afterwards.
   model::Expected<CuptiCollectorStats> finish(trace::TraceWriter& out);
+  // flush() and finish() for callers that post-process events before writing them (e.g. the
+  // trainer maps them onto rank 0's clock): the same events, returned instead of written.
+  model::Expected<std::vector<trace::Event>> drain();
+  model::Expected<std::vector<trace::Event>> drain_and_stop();
   CuptiCollectorStats stats() const;
 
   struct Impl;

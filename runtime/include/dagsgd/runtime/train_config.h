@@ -15,6 +15,7 @@ enum class ExchangeKind { kAllreduce, kPs, kAsa };
 enum class OverlapKind { kNone, kWfbp, kBucket };
 enum class Precision { kFp32, kFp16 };
 enum class SyncKind { kBsp, kEasgd };
+enum class DeviceKind { kCpu, kCuda };
 
 struct TrainConfig {
   std::string model = "mlp";                   // mlp, cnn, or a network-spec file
@@ -38,6 +39,7 @@ struct TrainConfig {
   std::string data_dir = kFashionMnistDir;
   int warmup = 2;        // iterations excluded from the manifest statistics
   bool evaluate = true;  // test accuracy after every epoch and at the end
+  DeviceKind device = DeviceKind::kCpu;
 };
 
 model::Expected<ExchangeKind> parse_exchange(const std::string& s);
@@ -48,12 +50,17 @@ model::Expected<Precision> parse_precision(const std::string& s);
 model::Expected<void> parse_sync(const std::string& s, TrainConfig& cfg);
 // "256,128": positive integers.
 model::Expected<std::vector<std::int64_t>> parse_widths(const std::string& s);
+// "cpu" or "cuda".
+model::Expected<DeviceKind> parse_device(const std::string& s);
+// True when this build has the CUDA trainer (DAGSGD_HAVE_CUDA).
+bool cuda_support();
 
 // Checks the ranges and the combinations that the runtime does not support.
 model::Expected<void> validate(const TrainConfig& cfg);
 
 const char* exchange_name(ExchangeKind k);
 const char* precision_name(Precision p);
+const char* device_name(DeviceKind d);
 std::string overlap_name(const TrainConfig& cfg);
 std::string sync_name(const TrainConfig& cfg);
 
