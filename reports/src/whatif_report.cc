@@ -2,6 +2,7 @@
 #include "dagsgd/reports/whatif_report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -101,16 +102,31 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
-// JSON (or JavaScript) placed inside <script> must not contain "</" (it would end the element).
+// JavaScript inlined in <script> must not contain "</script" (it would end the element); a
+// backslash keeps the meaning both in strings and in regular expressions.
 std::string script_safe(const std::string& s) {
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '<' && i + 1 < s.size() && s[i + 1] == '/') {
-      out += "<\\/";
-      ++i;
+    out += s[i];
+    if (s[i] == '<' && i + 7 < s.size() && s[i + 1] == '/') {
+      std::string tag = s.substr(i + 2, 6);
+      for (char& c : tag) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (tag == "script") out += '\\';
+    }
+  }
+  return out;
+}
+
+// JSON data in a <script>: '<' only occurs inside strings, where \u003c means the same.
+std::string json_for_script(const std::string& json) {
+  std::string out;
+  out.reserve(json.size());
+  for (char c : json) {
+    if (c == '<') {
+      out += "\\u003c";
     } else {
-      out += s[i];
+      out += c;
     }
   }
   return out;
@@ -542,7 +558,7 @@ Json breakdown_spec(const Json& data, std::size_t scenarios) {
          {{"field", "label"},
           {"type", "nominal"},
           {"title", nullptr},
-          {"sort", {{"field", "index"}}}}},
+          {"sort", {{"field", "index"}, {"op", "min"}}}}},
         {"x",
          {{"field", "ms"}, {"type", "quantitative"}, {"title", "milliseconds"}, {"stack", "zero"}}},
         {"color",
@@ -568,7 +584,7 @@ Json timeline_spec(const Json& data) {
              {{"field", "scenario"},
               {"type", "nominal"},
               {"title", nullptr},
-              {"sort", {{"field", "order"}}},
+              {"sort", {{"field", "order"}, {"op", "min"}}},
               {"header", {{"labelAngle", 0}, {"labelAlign", "left"}, {"labelOrient", "top"}}}}}}},
           {"resolve", {{"scale", {{"x", "independent"}}}}},
           {"spec",
@@ -624,12 +640,15 @@ std::string whatif_html(const WhatifReport& report, const PlotLibrary& plots) {
     }
     for (const auto& s : r.timeline) {
       if (s.worker > 0) continue;  // GPU 0 stands for every worker; the files hold them all
+      // Input prefetched during the previous iteration is drawn from the window's start.
+      if (s.start + s.duration <= 0) continue;
+      const Nanos start = std::max<Nanos>(0, s.start);
       timeline.push_back({{"scenario", label},
                           {"order", i},
                           {"lane", lane_of(s)},
                           {"kind", model::task_kind_name(s.kind)},
                           {"task", span_name(s)},
-                          {"start_ms", round6(ms(s.start))},
+                          {"start_ms", round6(ms(start))},
                           {"end_ms", round6(ms(s.start + s.duration))},
                           {"dur_ms", round6(ms(s.duration))}});
     }
@@ -719,7 +738,7 @@ code { background: #f4f4f4; padding: 1px 4px; }
   h += "<script>" + script_safe(plots.vega) + "\n</script>\n";
   h += "<script>" + script_safe(plots.vega_lite) + "\n</script>\n";
   h += "<script>" + script_safe(plots.vega_embed) + "\n</script>\n";
-  h += "<script>\nconst specs = " + script_safe(specs.dump()) + ";\n";
+  h += "<script>\nconst specs = " + json_for_script(specs.dump()) + ";\n";
   h += R"(Promise.all(Object.keys(specs).map(function (id) {
   return vegaEmbed('#' + id, specs[id], {actions: false, renderer: 'svg'});
 })).then(function () {

@@ -19,8 +19,8 @@ const char* kSweep =
     "--gpus 1,2,4,8 --gpus-per-node 4 --precision fp32,fp16";
 
 std::string fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() /
-               ("dagsgd-whatif-" + name + "-" + std::to_string(::getpid()));
+  fs::path d =
+      fs::temp_directory_path() / ("dagsgd-whatif-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(d);
   return d.string();
 }
@@ -71,7 +71,8 @@ TEST(WhatifCli, RefusesToOverwriteWithoutForce) {
   const std::string dir = fresh_dir("force");
   const std::string small =
       "whatif --network alexnet --batch 64 --gpu v100 --fabrics 10gbe --gpus 1,8 "
-      "--gpus-per-node 4 --out " + dir;
+      "--gpus-per-node 4 --out " +
+      dir;
   ASSERT_EQ(run_cli(small).code, 0);
   auto again = run_cli(small);
   EXPECT_EQ(again.code, 2);
@@ -99,8 +100,7 @@ TEST(WhatifCli, BadInputExitsTwoWithTheName) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("token-ring"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("nvlink2"), std::string::npos) << "lists the valid names: " << r.err;
-  r = run_cli("whatif --network alexnet --fabrics pcie3 --gpus 1,6 --gpus-per-node 4 --out " +
-              dir);
+  r = run_cli("whatif --network alexnet --fabrics pcie3 --gpus 1,6 --gpus-per-node 4 --out " + dir);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("6 GPUs"), std::string::npos) << r.err;
   r = run_cli("whatif --network alexnet --fabrics pcie3 --gpus 1,4 --overlap sometimes --out " +

@@ -15,6 +15,8 @@ case $mode in
     "$dagsgd" "${sweep[@]}" --out "$out/serial" >/dev/null
     mpirun --allow-run-as-root --oversubscribe -np "$np" "$dagsgd" "${sweep[@]}" --out "$out/mpi" \
       >"$out/mpi.log" 2>&1 || { cat "$out/mpi.log"; exit 1; }
+    # One report, written by rank 0 of a real MPI job (not N independent serial runs).
+    [ "$(grep -c "scenarios on $np ranks" "$out/mpi.log")" -eq 1 ] || { cat "$out/mpi.log"; exit 1; }
     n=0
     for f in $(cd "$out/serial" && find . -type f | sort); do
       cmp "$out/serial/$f" "$out/mpi/$f"

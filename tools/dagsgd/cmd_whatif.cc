@@ -331,9 +331,9 @@ int run_whatif(const WhatifOptions& o) {
     return kExitFailure;
   }
   std::printf(
-      "whatif: %zu scenarios; wrote %s/report.html, report.md, results.csv, results.json "
-      "and %zu timelines\n",
-      report.rows.size(), o.out.c_str(),
+      "whatif: %zu scenarios on %d rank%s; wrote %s/report.html, report.md, results.csv, "
+      "results.json and %zu timelines\n",
+      report.rows.size(), ranks.size(), ranks.size() == 1 ? "" : "s", o.out.c_str(),
       static_cast<std::size_t>(std::count(keep.begin(), keep.end(), true)));
   return kExitOk;
 }
