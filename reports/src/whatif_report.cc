@@ -259,6 +259,7 @@ std::vector<std::size_t> timeline_scenarios(const std::vector<WhatifScenario>& s
     }
   }
   std::vector<std::size_t> out;
+  out.reserve(order.size());
   for (const auto& f : order) out.push_back(best[f]);
   return out;
 }
@@ -688,7 +689,7 @@ code { background: #f4f4f4; padding: 1px 4px; }
     h += "<tr><th>" + html_escape(k) + "</th><td>" + html_escape(v) + "</td></tr>\n";
   }
   h += "</table>\n<h2>Summary</h2>\n<ul class=\"findings\">\n";
-  for (auto f : findings(report)) {
+  for (const auto& f : findings(report)) {
     // Markdown bold to HTML.
     std::string e = html_escape(f);
     std::string o;
