@@ -474,7 +474,9 @@ def slide_amazon670k(hidden=1024, nonzeros=75):
             "(Extreme Classification Repository, Bhatia et al.); model scale: Yan, Meisburger, "
             "Medini, Shrivastava, Distributed SLIDE, arXiv:2201.12667 (2022), abstract",
             (features,))
-    n.add("fc1", "fc", [("weight", (hidden, features)), ("bias", (hidden,))],
+    # "sparse_fc": a fully connected layer on a sparse input, whose FLOPs follow the non-zeros
+    # (2 * nonzeros * out), not the weight shape as a dense "fc" does.
+    n.add("fc1", "sparse_fc", [("weight", (hidden, features)), ("bias", (hidden,))],
           2 * nonzeros * hidden, (hidden,))
     n.relu("relu1")
     n.flatten_fc("fc2", labels)

@@ -112,6 +112,24 @@ TEST(WhatifCli, BadInputExitsTwoWithTheName) {
   EXPECT_FALSE(fs::exists(dir)) << "nothing written on bad input";
 }
 
+// On a terminal (a pseudo-terminal from util-linux `script`) the sweep shows a progress bar on
+// stderr; stdout keeps only the summary line.
+TEST(WhatifCli, ProgressBarOnlyOnATerminal) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  const std::string dir = fresh_dir("tty");
+  const std::string log = dir + ".tty";
+  const std::string cmd = std::string("script -qec '") + DAGSGD_BINARY +
+                          " whatif --network alexnet --fabrics pcie3,10gbe --gpus 1,2,4,8 "
+                          "--gpus-per-node 4 --out " +
+                          dir + " >/dev/null' /dev/null >" + log;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string tty = slurp(log);
+  EXPECT_NE(tty.find("] 8/8 scenarios"), std::string::npos) << tty;
+  EXPECT_NE(tty.find("] 1/8 scenarios"), std::string::npos) << tty;
+  fs::remove_all(dir);
+  fs::remove(log);
+}
+
 TEST(WhatifCli, MissingPlotLibraryIsAClearError) {
   const std::string dir = fresh_dir("noplots");
   auto r = run_cli("whatif --network alexnet --fabrics pcie3 --gpus 1 --out " + dir);
