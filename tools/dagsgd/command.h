@@ -25,5 +25,7 @@ void add_calibrate(CLI::App& root, Action& action);
 void add_train(CLI::App& root, Action& action);
 void add_collect(CLI::App& root, Action& action);
 void add_whatif(CLI::App& root, Action& action);
+void add_analyze(CLI::App& root, Action& action);
+void add_replay(CLI::App& root, Action& action);
 
 }  // namespace dagsgd::tools
