@@ -11,6 +11,8 @@
 
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
+#include "dagsgd/sim/trace_replay.h"
+#include "dagsgd/trace/trace_dag.h"
 #include "dagsgd/trace/trace_writer.h"
 
 namespace dagsgd::reports {
@@ -135,8 +137,19 @@ std::string json_for_script(const std::string& json) {
 std::string lane_of(const sim::TimelineSpan& s) {
   if (s.worker < 0) return "gradient exchange";
   std::string w = "GPU " + std::to_string(s.worker);
-  if (s.kind == model::TaskKind::kIo || s.kind == model::TaskKind::kH2D) return w + " input";
-  return w + " compute";
+  switch (s.kind) {
+    case model::TaskKind::kIo:
+    case model::TaskKind::kH2D:
+      return w + " input";
+    case model::TaskKind::kMemcpy:
+      return w + " copies";
+    case model::TaskKind::kOther:
+      return w + " host";
+    case model::TaskKind::kComm:
+      return w + " communication";
+    default:
+      return w + " compute";
+  }
 }
 
 std::string span_name(const sim::TimelineSpan& s) {
@@ -801,7 +814,24 @@ std::string timeline_trace(const WhatifReport& report, const WhatifRow& row) {
     e.ts = s.start;
     e.dur = s.duration;
     e.pid = s.worker < 0 ? comm_pid : s.worker;
-    e.tid = (s.kind == model::TaskKind::kIo || s.kind == model::TaskKind::kH2D) ? 1 : 0;
+    // Threads as the HTML lanes: compute, input, copies, host work, the rank's own collectives.
+    switch (s.kind) {
+      case model::TaskKind::kIo:
+      case model::TaskKind::kH2D:
+        e.tid = 1;
+        break;
+      case model::TaskKind::kMemcpy:
+        e.tid = 2;
+        break;
+      case model::TaskKind::kOther:
+        e.tid = 3;
+        break;
+      case model::TaskKind::kComm:
+        e.tid = s.worker < 0 ? 0 : 4;
+        break;
+      default:
+        e.tid = 0;
+    }
     e.args.push_back({trace::arg::kPhase, std::string(model::task_kind_name(s.kind))});
     if (s.layer >= 0) e.args.push_back({trace::arg::kLayer, std::int64_t{s.layer}});
     if (comm) e.args.push_back({trace::arg::kAlgorithm, r.algorithm});
@@ -809,6 +839,75 @@ std::string timeline_trace(const WhatifReport& report, const WhatifRow& row) {
   }
   out += "\n]}\n";
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Traced runs
+
+namespace {
+
+std::string percent(double x) { return fmt("%.0f%%", 100.0 * x); }
+
+std::string times_faster(Nanos base, Nanos better) {
+  if (better <= 0 || better >= base) return "no faster";
+  const double b = static_cast<double>(base);
+  const double t = static_cast<double>(better);
+  return fmt("%.2fx faster", b / t) + fmt(" (-%.0f%%)", 100.0 * (1.0 - t / b));
+}
+
+Nanos scaled_ns(double seconds, double relative_change) {
+  return std::llround(seconds * (1.0 + relative_change) * 1e9);
+}
+
+}  // namespace
+
+sim::PredictResult replay_as_prediction(const trace::TraceDag& tdag, const sim::ReplayResult& r,
+                                        int batch, bool keep_timeline) {
+  sim::PredictResult p;
+  p.workers = tdag.ranks;
+  p.iteration = scaled_ns(r.predicted_mean_s, 0.0);
+  p.if_comm_free = scaled_ns(r.predicted_mean_s, r.if_comm_free);
+  p.if_double_bandwidth = scaled_ns(r.predicted_mean_s, r.if_double_network);
+  p.single_gpu_iteration = p.if_comm_free;
+  if (p.iteration > 0) {
+    p.throughput = static_cast<double>(batch) * p.workers / model::to_seconds(p.iteration);
+    p.speedup = static_cast<double>(p.workers) * static_cast<double>(p.single_gpu_iteration) /
+                static_cast<double>(p.iteration);
+    p.efficiency = p.speedup / p.workers;
+  }
+  for (const auto& rt : r.predicted_ranks) {
+    if (rt.rank != tdag.main_rank) continue;
+    p.breakdown.forward = rt.compute;
+    p.breakdown.comm_total = rt.comm_total;
+    p.breakdown.comm_exposed = rt.comm_exposed;
+    p.breakdown.h2d = rt.memcpy;
+    p.breakdown.idle = rt.idle + rt.host;
+  }
+  for (const auto& ps : r.critical_path) p.critical_path.push_back({ps.what, ps.time});
+  p.critical_path_tasks = r.critical_path_length;
+  p.algorithm = r.comm.algorithm;
+  p.tasks = tdag.dag.task_count();
+  p.events = r.sim.events;
+  const double exposed = p.iteration > 0 ? static_cast<double>(p.breakdown.comm_exposed) /
+                                               static_cast<double>(p.iteration)
+                                         : 0.0;
+  p.bound = p.workers > 1 && exposed >= 0.25 ? "communication-bound" : r.bound;
+  p.bottleneck = p.bound + ": " + percent(exposed) +
+                 " of the iteration is exposed communication (" + p.algorithm +
+                 "); free communication would be " + times_faster(p.iteration, p.if_comm_free) +
+                 ", twice the bandwidth " + times_faster(p.iteration, p.if_double_bandwidth);
+  if (keep_timeline && !tdag.boundary_task.empty() && tdag.end_task != model::kNoTask) {
+    const Nanos ws = r.sim.start[static_cast<std::size_t>(tdag.boundary_task.back())];
+    const Nanos we = r.sim.finish[static_cast<std::size_t>(tdag.end_task)];
+    for (std::size_t i = 0; i < tdag.dag.task_count(); ++i) {
+      const Nanos s = r.sim.start[i];
+      const Nanos f = r.sim.finish[i];
+      if (f <= ws || s >= we || f <= s) continue;
+      const model::Task& t = tdag.dag.task(static_cast<model::TaskId>(i));
+      p.timeline.push_back({t.worker, t.kind, t.layer, s - ws, f - s});
+    }
+  }
+  return p;
 }
 
 // ---------------------------------------------------------------------------------------------

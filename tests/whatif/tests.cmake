@@ -8,6 +8,10 @@ if(DAGSGD_WITH_MPI)
     set_tests_properties(whatif.mpi_identical.np${np} PROPERTIES LABELS "reports;mpi"
                          TIMEOUT 300 RUN_SERIAL TRUE)
   endforeach()
+  add_test(NAME whatif.traced_run
+           COMMAND ${whatif_check} run $<TARGET_FILE:dagsgd> ${CMAKE_CURRENT_BINARY_DIR}/whatif-run)
+  set_tests_properties(whatif.traced_run PROPERTIES LABELS "reports;mpi" TIMEOUT 300
+                       RUN_SERIAL TRUE)
 endif()
 add_test(NAME whatif.browser
          COMMAND ${whatif_check} browser $<TARGET_FILE:dagsgd> ${CMAKE_CURRENT_BINARY_DIR}/whatif-browser)

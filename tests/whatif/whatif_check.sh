@@ -2,6 +2,7 @@
 # ctest drivers for `dagsgd whatif` that need more than one process:
 #   whatif_check.sh mpi DAGSGD OUTDIR NP      serial and `mpirun -np NP` reports are byte-identical
 #   whatif_check.sh browser DAGSGD OUTDIR     headless Chromium renders report.html (screenshot kept)
+#   whatif_check.sh run DAGSGD OUTDIR         trace a 2-rank training run, then `whatif RUN`
 set -euo pipefail
 mode=$1 dagsgd=$2 out=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,6 +34,33 @@ case $mode in
     node "$here/browser_check.mjs" "$out/report/report.html" "$out"
     [ -s "$out/report.png" ]
     echo "screenshot: $out/report.png"
+    ;;
+  run)
+    mpirun --allow-run-as-root --oversubscribe -np 2 "$dagsgd" train --model fc-small \
+      --iterations 12 --batch 32 --overlap wfbp --no-eval --trace "$out/run" >"$out/train.log" 2>&1 ||
+      { cat "$out/train.log"; exit 1; }
+    "$dagsgd" whatif "$out/run" --fabrics 1gbe,10gbe,ib-edr --gpus-per-node 1 --out "$out/report"
+    python3 - "$out/report/results.json" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))
+s = {x["fabric"]: x for x in res["scenarios"]}
+assert sorted(s) == ["10gbe", "1gbe", "ib-edr"], sorted(s)
+for x in s.values():
+    assert x["gpus"] == 2 and x["nodes"] == 2, x
+    assert x["iteration_time_s"] > 0 and x["throughput_samples_per_s"] > 0, x
+    assert x["breakdown"]["comm_total"] > 0, x
+# Slower links, longer iterations: the replay uses the target fabric.
+t = {k: v["iteration_time_s"] for k, v in s.items()}
+assert t["1gbe"] > t["10gbe"] > t["ib-edr"], t
+assert s["1gbe"]["breakdown"]["comm_total"] > 5 * s["ib-edr"]["breakdown"]["comm_total"], s
+assert res["workload"]["ranks"] == "2", res["workload"]
+print("whatif RUN:", {k: round(v * 1e3, 3) for k, v in t.items()}, "ms")
+PY
+    # A traced run keeps its own precision: sweeping it is refused.
+    if "$dagsgd" whatif "$out/run" --fabrics 10gbe --precision fp16 --out "$out/bad" 2>"$out/bad.err"; then
+      echo "--precision accepted for a traced run"; exit 1
+    fi
+    grep -q "traced run keeps its own" "$out/bad.err"
     ;;
   *) echo "unknown mode $mode"; exit 2 ;;
 esac

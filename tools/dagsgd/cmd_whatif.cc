@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,9 @@
 #include "dagsgd/model/io.h"
 #include "dagsgd/reports/whatif_report.h"
 #include "dagsgd/sim/predict.h"
+#include "dagsgd/sim/trace_replay.h"
+#include "dagsgd/trace/importer.h"
+#include "dagsgd/trace/trace_dag.h"
 #include "scenario_options.h"
 
 namespace dagsgd::tools {
@@ -26,10 +31,23 @@ namespace dagsgd::tools {
 namespace {
 
 struct WhatifOptions {
+  std::string run;       // a traced run directory (RUN mode), or empty (network-spec mode)
   ScenarioOptions base;  // network, batch, gpu, step time, ...; the swept fields are overridden
   reports::WhatifGrid grid;
   std::string out;
   bool force = false;
+  std::vector<std::string> given;  // the options that appeared on the command line
+  bool has(const char* flag) const {
+    return std::find(given.begin(), given.end(), flag) != given.end();
+  }
+};
+
+// A traced run, imported once and replayed per scenario.
+struct TracedRun {
+  trace::ImportedRun run;
+  trace::TraceDag dag;
+  int batch = 0;  // per rank
+  int gpus_per_node = 1;
 };
 
 // The ranks this process shares the sweep with. MPI is only initialized when a launcher started
@@ -132,21 +150,29 @@ std::string join(const std::vector<T>& v) {
   return out;
 }
 
-std::string command_line(const WhatifOptions& o) {
+std::string command_line(const WhatifOptions& o, const reports::WhatifGrid& g) {
   const auto& b = o.base;
-  const auto& g = o.grid;
-  std::string c = "dagsgd whatif --network " + b.network + " --batch " + std::to_string(b.batch) +
-                  " --gpu " + b.gpu;
-  if (b.step_time > 0) c += " --step-time " + join(std::vector<double>{b.step_time});
-  if (!b.layer_profile.empty()) c += " --layer-profile " + b.layer_profile;
+  std::string c = "dagsgd whatif";
+  if (!o.run.empty()) {
+    c += " " + o.run;
+    if (o.has("--batch")) c += " --batch " + std::to_string(b.batch);
+  } else {
+    c += " --network " + b.network + " --batch " + std::to_string(b.batch) + " --gpu " + b.gpu;
+    if (b.step_time > 0) c += " --step-time " + join(std::vector<double>{b.step_time});
+    if (!b.layer_profile.empty()) c += " --layer-profile " + b.layer_profile;
+    if (b.io_time > 0) c += " --io-time " + join(std::vector<double>{b.io_time});
+    if (b.prefetch != "on") c += " --prefetch " + b.prefetch;
+    if (b.sync != "bsp") c += " --sync " + b.sync;
+  }
   if (!b.fabric_file.empty()) c += " --fabric-file " + b.fabric_file;
-  if (b.io_time > 0) c += " --io-time " + join(std::vector<double>{b.io_time});
-  if (b.prefetch != "on") c += " --prefetch " + b.prefetch;
-  if (b.sync != "bsp") c += " --sync " + b.sync;
-  c += " --fabrics " + join(g.fabrics) + " --gpus " + join(g.gpus) + " --gpus-per-node " +
-       std::to_string(g.gpus_per_node) + " --intra " + g.default_intra + " --inter " +
-       g.default_inter + " --algorithms " + join(g.algorithms) + " --overlap " + join(g.overlaps) +
-       " --precision " + join(g.precisions) + " --topk " + join(g.topks);
+  c += " --fabrics " + join(g.fabrics);
+  if (o.run.empty()) c += " --gpus " + join(g.gpus);
+  c += " --gpus-per-node " + std::to_string(g.gpus_per_node) + " --intra " + g.default_intra +
+       " --inter " + g.default_inter + " --algorithms " + join(g.algorithms);
+  if (o.run.empty()) {
+    c += " --overlap " + join(g.overlaps) + " --precision " + join(g.precisions) + " --topk " +
+         join(g.topks);
+  }
   return c;
 }
 
@@ -163,36 +189,97 @@ ScenarioOptions options_for(const WhatifOptions& o, const reports::WhatifScenari
   return so;
 }
 
+using SimulateFn = std::function<std::string(std::size_t index)>;
+
 // Runs this rank's share: "index\nlength\nwire" records, where a wire starting with '!' is an
 // error message.
-std::string run_share(const WhatifOptions& o, const std::vector<reports::WhatifScenario>& all,
-                      const std::vector<bool>& keep_timeline, const Ranks& ranks) {
+std::string run_share(std::size_t scenarios, const SimulateFn& simulate, const Ranks& ranks) {
+  const auto size = static_cast<std::size_t>(ranks.size());
+  const auto rank = static_cast<std::size_t>(ranks.rank());
   std::size_t mine = 0;
-  for (std::size_t i = 0; i < all.size(); ++i)
-    mine += (i % static_cast<std::size_t>(ranks.size()) == static_cast<std::size_t>(ranks.rank()));
-  Progress progress(mine, ranks.rank() == 0 && all.size() > 4 && ::isatty(STDERR_FILENO) == 1);
+  for (std::size_t i = 0; i < scenarios; ++i) mine += i % size == rank ? 1 : 0;
+  Progress progress(mine, rank == 0 && scenarios > 4 && ::isatty(STDERR_FILENO) == 1);
   std::string out;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (i % static_cast<std::size_t>(ranks.size()) != static_cast<std::size_t>(ranks.rank())) {
-      continue;
-    }
-    std::string wire;
-    auto built = build_scenario(options_for(o, all[i]));
-    if (!built.ok()) {
-      wire = "!" + built.error().message;
-    } else {
-      built->request.keep_timeline = keep_timeline[i];
-      auto r = sim::predict(built->request);
-      wire = r.ok() ? reports::result_to_wire(*r) : "!" + r.error().message;
-    }
+  for (std::size_t i = rank; i < scenarios; i += size) {
+    const std::string wire = simulate(i);
     out += std::to_string(i) + "\n" + std::to_string(wire.size()) + "\n" + wire;
     progress.step();
   }
   return out;
 }
 
+std::string spec_wire(const WhatifOptions& o, const reports::WhatifScenario& s, bool timeline) {
+  auto built = build_scenario(options_for(o, s));
+  if (!built.ok()) return "!" + built.error().message;
+  built->request.keep_timeline = timeline;
+  auto r = sim::predict(built->request);
+  return r.ok() ? reports::result_to_wire(*r) : "!" + r.error().message;
+}
+
+std::string replay_wire(const TracedRun& t, const model::HardwareCatalog& catalog,
+                        const reports::WhatifScenario& s, bool timeline) {
+  sim::ReplayOptions ro;
+  ro.comm = sim::CommMode::kModeled;
+  ro.algorithm = s.algorithm;
+  model::Topology target;
+  target.nodes = s.nodes;
+  target.gpus_per_node = s.gpus_per_node;
+  target.intra = model::LinkCost::from_fabric(*catalog.fabric(s.intra));
+  target.inter = model::LinkCost::from_fabric(*catalog.fabric(s.inter));
+  ro.target = target;
+  auto r = sim::replay_trace(t.dag, t.run, ro);
+  if (!r.ok()) return "!" + r.error().message;
+  return reports::result_to_wire(reports::replay_as_prediction(t.dag, *r, t.batch, timeline));
+}
+
+// Imports the run and checks the flags that a traced run cannot honour.
+model::Expected<TracedRun> load_traced_run(const WhatifOptions& o) {
+  for (const char* flag : {"--network", "--gpu", "--step-time", "--layer-profile", "--sync",
+                           "--io-time", "--prefetch", "--iterations"}) {
+    if (o.has(flag)) {
+      return model::Error{std::string(flag) +
+                          " describes a network spec; a traced run keeps what it measured"};
+    }
+  }
+  for (const char* flag : {"--overlap", "--precision", "--topk"}) {
+    if (o.has(flag)) {
+      return model::Error{std::string(flag) +
+                          ": a traced run keeps its own overlap, precision and sparsity; sweep "
+                          "them with --network"};
+    }
+  }
+  TracedRun t;
+  auto run = trace::import_run({o.run}, trace::ImportOptions{});
+  if (!run.ok()) return run.error();
+  t.run = std::move(*run);
+  auto dag = trace::build_trace_dag(t.run);
+  if (!dag.ok()) return dag.error();
+  t.dag = std::move(*dag);
+  if (o.has("--batch")) {
+    t.batch = o.base.batch;
+  } else if (t.run.manifest && t.run.manifest->config.count("batch") != 0) {
+    const std::string& b = t.run.manifest->config.at("batch");
+    char* end = nullptr;
+    const long v = std::strtol(b.c_str(), &end, 10);
+    if (b.empty() || *end != '\0' || v < 1 || v > 1'000'000'000) {
+      return model::Error{"run '" + o.run +
+                          "': manifest.json: config 'batch' is not a positive "
+                          "integer ('" +
+                          b + "')"};
+    }
+    t.batch = static_cast<int>(v);
+  } else {
+    return model::Error{"run '" + o.run +
+                        "' does not record its batch size; give --batch "
+                        "(samples per rank per iteration)"};
+  }
+  t.gpus_per_node = o.has("--gpus-per-node") ? o.grid.gpus_per_node
+                                             : sim::run_topology(t.run, t.dag).gpus_per_node;
+  return t;
+}
+
 // Keeps what is fixed across the sweep from one scenario's description.
-reports::Scenario workload_of(const reports::Scenario& d, const WhatifOptions& o) {
+reports::Scenario workload_of(const reports::Scenario& d, const reports::WhatifGrid& grid) {
   reports::Scenario w;
   for (const auto& [k, v] : d) {
     if (k == "network" || k == "batch per GPU" || k == "gpu" || k == "sync" || k == "prefetch" ||
@@ -200,9 +287,31 @@ reports::Scenario workload_of(const reports::Scenario& d, const WhatifOptions& o
       w.emplace_back(k, v);
     }
   }
-  w.emplace_back("GPUs per node", std::to_string(o.grid.gpus_per_node));
+  w.emplace_back("GPUs per node", std::to_string(grid.gpus_per_node));
   w.emplace_back("links not swept",
-                 "intra-node " + o.grid.default_intra + ", inter-node " + o.grid.default_inter);
+                 "intra-node " + grid.default_intra + ", inter-node " + grid.default_inter);
+  return w;
+}
+
+reports::Scenario run_workload(const WhatifOptions& o, const TracedRun& t) {
+  reports::Scenario w;
+  w.emplace_back("traced run", o.run + " (" + trace::run_source_name(t.run.source) + ")");
+  w.emplace_back("ranks", std::to_string(t.dag.ranks));
+  if (t.run.manifest) {
+    const auto& m = *t.run.manifest;
+    if (!m.model.empty()) w.emplace_back("model", m.model);
+    for (const char* k : {"exchange", "overlap", "precision", "topk", "sync"}) {
+      if (m.config.count(k) != 0) w.emplace_back(k, m.config.at(k));
+    }
+    if (m.iterations.mean_s > 0) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.3f ms", m.iterations.mean_s * 1e3);
+      w.emplace_back("measured iteration", buf);
+    }
+  }
+  w.emplace_back("batch per rank", std::to_string(t.batch));
+  w.emplace_back("GPUs per node", std::to_string(t.gpus_per_node));
+  w.emplace_back("compute", "as traced (replayed by 'dagsgd replay' on each target fabric)");
   return w;
 }
 
@@ -213,6 +322,10 @@ int run_whatif(const WhatifOptions& o) {
     return ranks.agree(root ? report_error(msg, code) : code);
   };
 
+  if (o.has("--network") == !o.run.empty()) {
+    return fail(o.run.empty() ? "give a traced run directory (RUN) or --network"
+                              : "give either a traced run directory or --network, not both");
+  }
   auto catalog = model::HardwareCatalog::load_default();
   if (!catalog.ok()) return fail(catalog.error().message);
   if (!o.base.fabric_file.empty()) {
@@ -225,14 +338,42 @@ int run_whatif(const WhatifOptions& o) {
     auto f = catalog->fabric(name);
     if (!f.ok()) return fail(std::string(flag) + ": " + f.error().message);
   }
-  auto scenarios = reports::expand_grid(o.grid, *catalog);
+  reports::WhatifGrid grid = o.grid;
+  std::optional<TracedRun> traced;
+  if (!o.run.empty()) {
+    auto t = load_traced_run(o);
+    if (!t.ok()) return fail(t.error().message);
+    traced = std::move(*t);
+    const int run_ranks = traced->dag.ranks;
+    if (o.has("--gpus") && (grid.gpus.size() != 1 || grid.gpus[0] != run_ranks)) {
+      return fail("--gpus: a traced run replays its own " + std::to_string(run_ranks) +
+                  " ranks; leave --gpus out or give " + std::to_string(run_ranks));
+    }
+    grid.gpus = {run_ranks};
+    grid.gpus_per_node = traced->gpus_per_node;
+  } else if (grid.gpus.empty()) {
+    return fail("--gpus is required with --network");
+  }
+  auto scenarios = reports::expand_grid(grid, *catalog);
   if (!scenarios.ok()) return fail(scenarios.error().message);
   // Every scenario's flags are checked up front, so that a typo fails before a long sweep.
   reports::Scenario description;
-  for (std::size_t i = 0; i < scenarios->size(); ++i) {
-    auto built = build_scenario(options_for(o, (*scenarios)[i]));
-    if (!built.ok()) return fail(built.error().message);
-    if (i == 0) description = built->description;
+  if (!traced) {
+    for (std::size_t i = 0; i < scenarios->size(); ++i) {
+      auto built = build_scenario(options_for(o, (*scenarios)[i]));
+      if (!built.ok()) return fail(built.error().message);
+      if (i == 0) description = built->description;
+    }
+  } else {
+    for (const auto& a : grid.algorithms) {
+      if (a == "auto") continue;
+      const auto names = model::comm_algorithm_names();
+      if (std::find(names.begin(), names.end(), a) == names.end()) {
+        std::string list;
+        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+        return fail("--algorithms '" + a + "': unknown; valid: auto, " + list);
+      }
+    }
   }
   std::vector<bool> keep(scenarios->size(), false);
   for (std::size_t i : reports::timeline_scenarios(*scenarios)) keep[i] = true;
@@ -278,15 +419,24 @@ int run_whatif(const WhatifOptions& o) {
     return kExitBadInput;
   }
 
-  const std::string all = ranks.gather(run_share(o, *scenarios, keep, ranks));
+  SimulateFn simulate = [&](std::size_t i) {
+    return traced ? replay_wire(*traced, *catalog, (*scenarios)[i], keep[i])
+                  : spec_wire(o, (*scenarios)[i], keep[i]);
+  };
+  const std::string all = ranks.gather(run_share(scenarios->size(), simulate, ranks));
   if (!root) return kExitOk;
 
   reports::WhatifReport report;
-  report.grid = o.grid;
-  report.command = command_line(o);
-  report.workload = workload_of(description, o);
-  report.title =
-      o.base.network + ", " + std::to_string(o.base.batch) + " samples per GPU, " + o.base.gpu;
+  report.grid = grid;
+  report.command = command_line(o, grid);
+  if (traced) {
+    report.workload = run_workload(o, *traced);
+    report.title = "traced run " + o.run + ", " + std::to_string(traced->dag.ranks) + " ranks";
+  } else {
+    report.workload = workload_of(description, grid);
+    report.title =
+        o.base.network + ", " + std::to_string(o.base.batch) + " samples per GPU, " + o.base.gpu;
+  }
   report.rows.resize(scenarios->size());
   std::vector<bool> seen(scenarios->size(), false);
   std::size_t pos = 0;
@@ -299,8 +449,7 @@ int run_whatif(const WhatifOptions& o) {
     pos = nl2 + 1 + len;
     const auto& sc = (*scenarios)[index];
     if (!wire.empty() && wire[0] == '!') {
-      return report_error(reports::scenario_label(o.grid, sc) + ": " + wire.substr(1),
-                          kExitFailure);
+      return report_error(reports::scenario_label(grid, sc) + ": " + wire.substr(1), kExitFailure);
     }
     // Serial runs take the same round trip as results from other ranks: identical bytes.
     auto r = reports::result_from_wire(wire);
@@ -353,10 +502,12 @@ void add_whatif(CLI::App& root, Action& action) {
       "  --out whatif-resnet50");
   ScenarioOptions& b = opts->base;
   reports::WhatifGrid& g = opts->grid;
+  sub->add_option("run", opts->run,
+                  "A traced run directory (dagsgd train/collect --trace, or Kineto traces) to "
+                  "replay on each fabric, instead of --network");
   sub->add_option("--network", b.network,
                   "Bundled network name (alexnet, googlenet, resnet50, vgg16, bert-base, ...) or a "
-                  "network definition file")
-      ->required();
+                  "network definition file");
   sub->add_option("--batch", b.batch, "Samples per GPU per iteration")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -376,8 +527,8 @@ void add_whatif(CLI::App& root, Action& action) {
                   "replaces --intra, an inter-node one --inter) or INTRA+INTER pairs")
       ->required()
       ->delimiter(',');
-  sub->add_option("--gpus", g.gpus, "GPU counts, comma-separated (e.g. 1,4,8,16,32,64)")
-      ->required()
+  sub->add_option("--gpus", g.gpus,
+                  "GPU counts, comma-separated (e.g. 1,4,8,16,32,64); a traced run keeps its own")
       ->delimiter(',');
   sub->add_option("--gpus-per-node", g.gpus_per_node, "GPUs (workers) per node")
       ->check(CLI::PositiveNumber)
@@ -413,7 +564,12 @@ void add_whatif(CLI::App& root, Action& action) {
       ->capture_default_str();
   sub->add_option("--out", opts->out, "Report directory")->required();
   sub->add_flag("--force", opts->force, "Overwrite existing report files");
-  sub->callback([opts, &action] { action = [opts] { return run_whatif(*opts); }; });
+  sub->callback([opts, sub, &action] {
+    for (const CLI::Option* opt : sub->get_options()) {
+      if (opt->count() > 0) opts->given.push_back(opt->get_name());
+    }
+    action = [opts] { return run_whatif(*opts); };
+  });
 }
 
 }  // namespace dagsgd::tools

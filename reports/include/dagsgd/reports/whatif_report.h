@@ -11,6 +11,13 @@
 #include "dagsgd/reports/predict_report.h"
 #include "dagsgd/sim/predict.h"
 
+namespace dagsgd::trace {
+struct TraceDag;
+}
+namespace dagsgd::sim {
+struct ReplayResult;
+}
+
 namespace dagsgd::reports {
 
 // What the user asked to sweep. Each fabric is a catalog name or an explicit INTRA+INTER pair;
@@ -96,6 +103,15 @@ std::string whatif_html(const WhatifReport& report, const PlotLibrary& plots);
 // the simulated iteration of row `index`.
 std::string timeline_file_name(const WhatifRow& row, std::size_t index);
 std::string timeline_trace(const WhatifReport& report, const WhatifRow& row);
+
+// A traced run replayed on one target fabric (sim::replay_trace), in the terms of a prediction so
+// that it fits the same report: the iteration is the replay's mean after warm-up; compute (traces
+// do not always split forward from backward) goes to breakdown.forward, device copies to h2d,
+// host work and idle time to idle; the one-GPU reference is the replay with free communication
+// (weak scaling, compute unchanged). `batch` is per rank. With `keep_timeline`, the last
+// simulated iteration becomes the timeline.
+sim::PredictResult replay_as_prediction(const trace::TraceDag& tdag, const sim::ReplayResult& r,
+                                        int batch, bool keep_timeline);
 
 // A result as JSON that reads back to the same values (integers exact, doubles round-trip), so
 // that rows computed on other MPI ranks give the same report bytes.
