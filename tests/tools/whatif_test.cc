@@ -109,6 +109,19 @@ TEST(WhatifCli, BadInputExitsTwoWithTheName) {
   EXPECT_NE(r.err.find("sometimes"), std::string::npos) << r.err;
   r = run_cli("whatif --network no-such-net --fabrics pcie3 --gpus 1 --out " + dir);
   EXPECT_EQ(r.code, 2);
+  r = run_cli("whatif --fabrics pcie3 --gpus 1 --out " + dir);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("give a traced run directory (RUN) or --network"), std::string::npos)
+      << r.err;
+  r = run_cli("whatif --network alexnet --fabrics pcie3 --out " + dir);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--gpus"), std::string::npos) << r.err;
+  r = run_cli("whatif /nonexistent/run --network alexnet --fabrics pcie3 --out " + dir);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("not both"), std::string::npos) << r.err;
+  r = run_cli("whatif /nonexistent/run --fabrics pcie3 --out " + dir);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/run"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir)) << "nothing written on bad input";
 }
 

@@ -56,6 +56,10 @@ assert s["1gbe"]["breakdown"]["comm_total"] > 5 * s["ib-edr"]["breakdown"]["comm
 assert res["workload"]["ranks"] == "2", res["workload"]
 print("whatif RUN:", {k: round(v * 1e3, 3) for k, v in t.items()}, "ms")
 PY
+    # Split across ranks, the traced-run report is the same bytes too.
+    mpirun --allow-run-as-root --oversubscribe -np 2 "$dagsgd" whatif "$out/run" \
+      --fabrics 1gbe,10gbe,ib-edr --gpus-per-node 1 --out "$out/report-mpi" >/dev/null
+    diff -r "$out/report" "$out/report-mpi"
     # A traced run keeps its own precision: sweeping it is refused.
     if "$dagsgd" whatif "$out/run" --fabrics 10gbe --precision fp16 --out "$out/bad" 2>"$out/bad.err"; then
       echo "--precision accepted for a traced run"; exit 1
