@@ -521,7 +521,9 @@ Expected<PlotLibrary> load_plot_library() {
 
 namespace {
 
-Json throughput_spec(const Json& data, const std::vector<int>& gpus, const char* field,
+// One line per fabric (colour, in the order given) and per variant (dash pattern).
+Json throughput_spec(const Json& data, const std::vector<int>& gpus,
+                     const std::vector<std::string>& fabrics, bool variants, const char* field,
                      const char* title, const char* axis_title, const char* format) {
   Json tooltip =
       Json::array({{{"field", "label"}, {"title", "scenario"}},
@@ -532,21 +534,28 @@ Json throughput_spec(const Json& data, const std::vector<int>& gpus, const char*
                    {{"field", "bound"}}});
   Json y = {{"field", field}, {"type", "quantitative"}, {"title", axis_title}};
   if (std::string(format) == ".0%") y["axis"] = {{"format", format}};
-  Json spec = {{"title", title},
-               {"width", 420},
-               {"height", 260},
-               {"data", {{"values", data}}},
-               {"mark", {{"type", "line"}, {"point", {{"size", 60}}}, {"tooltip", true}}},
-               {"encoding",
-                {{"x",
-                  {{"field", "gpus"},
-                   {"type", "quantitative"},
-                   {"title", "GPUs"},
-                   {"scale", {{"type", "log"}, {"base", 2}}},
-                   {"axis", {{"values", gpus}, {"format", "d"}}}}},
-                 {"y", y},
-                 {"color", {{"field", "series"}, {"type", "nominal"}, {"title", "fabric"}}},
-                 {"tooltip", tooltip}}}};
+  Json spec = {
+      {"title", title},
+      {"width", 420},
+      {"height", 260},
+      {"data", {{"values", data}}},
+      {"mark", {{"type", "line"}, {"point", {{"size", 60}}}, {"tooltip", true}}},
+      {"encoding",
+       {{"x",
+         {{"field", "gpus"},
+          {"type", "quantitative"},
+          {"title", "GPUs"},
+          {"scale", {{"type", "log"}, {"base", 2}}},
+          {"axis", {{"values", gpus}, {"format", "d"}}}}},
+        {"y", y},
+        {"color",
+         {{"field", "fabric"}, {"type", "nominal"}, {"title", "fabric"}, {"sort", fabrics}}},
+        {"detail", {{"field", "series"}, {"type", "nominal"}}},
+        {"tooltip", tooltip}}}};
+  if (variants) {
+    spec["encoding"]["strokeDash"] = {
+        {"field", "variant"}, {"type", "nominal"}, {"title", nullptr}};
+  }
   return spec;
 }
 
@@ -630,6 +639,8 @@ std::string whatif_html(const WhatifReport& report, const PlotLibrary& plots) {
     rows.push_back({{"index", i},
                     {"label", label},
                     {"series", variant.empty() ? sc.fabric : sc.fabric + " (" + variant + ")"},
+                    {"fabric", sc.fabric},
+                    {"variant", variant},
                     {"gpus", sc.gpus},
                     {"throughput", round6(r.throughput)},
                     {"efficiency", round6(r.efficiency)},
@@ -668,11 +679,14 @@ std::string whatif_html(const WhatifReport& report, const PlotLibrary& plots) {
     }
   }
   std::vector<int> gpus(gpu_set.begin(), gpu_set.end());
+  bool any_variant = false;
+  for (const auto& row : report.rows)
+    any_variant = any_variant || !variant_label(grid, row.scenario).empty();
   Json specs = Json::object();
-  specs["throughput"] =
-      throughput_spec(rows, gpus, "throughput", "Throughput", "samples/s", ",.0f");
-  specs["efficiency"] =
-      throughput_spec(rows, gpus, "efficiency", "Scaling efficiency", "efficiency", ".0%");
+  specs["throughput"] = throughput_spec(rows, gpus, grid.fabrics, any_variant, "throughput",
+                                        "Throughput", "samples/s", ",.0f");
+  specs["efficiency"] = throughput_spec(rows, gpus, grid.fabrics, any_variant, "efficiency",
+                                        "Scaling efficiency", "efficiency", ".0%");
   specs["breakdown"] = breakdown_spec(parts, report.rows.size());
   if (!timeline.empty()) specs["timeline"] = timeline_spec(timeline);
 
