@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 namespace dagsgd::trace {
@@ -513,6 +514,41 @@ class KinetoBuilder : public Builder {
         if (nccl) per_rank_comm_[ri].push_back(id);
       }
       chains_.push_back(std::move(seq));
+    }
+    // cudaStreamWaitEvent: GPU-side, the next op launched on another stream waits for the op
+    // the latest cudaEventRecord of this thread captured (the streams are not in the trace, so
+    // this is the launch order's best reading; docs/analysis.md).
+    {
+      std::vector<std::tuple<Nanos, TaskId, std::int64_t>> all;  // launched, task, stream
+      for (const auto& [sid, v] : stream_ops) {
+        for (const auto& [when, id] : v) all.emplace_back(when, id, sid);
+      }
+      std::sort(all.begin(), all.end());
+      std::map<std::int64_t, Nanos> last_record;  // thread -> ts of its latest cudaEventRecord
+      for (const auto& e : rank.events) {
+        if (e.category != EventCategory::kRuntime) continue;
+        const std::string& n = rank.str(e.name);
+        if (n == "cudaEventRecord") {
+          last_record[e.tid] = e.ts - run_.origin;
+          continue;
+        }
+        if (n != "cudaStreamWaitEvent") continue;
+        auto rec = last_record.find(e.tid);
+        if (rec == last_record.end()) continue;
+        auto up = std::upper_bound(all.begin(), all.end(),
+                                   std::make_tuple(rec->second, INT32_MAX, INT64_MAX));
+        if (up == all.begin()) continue;
+        const auto& recorded = *std::prev(up);
+        Nanos waited_at = e.ts - run_.origin;
+        auto after = std::upper_bound(all.begin(), all.end(),
+                                      std::make_tuple(waited_at, INT32_MAX, INT64_MAX));
+        for (; after != all.end(); ++after) {
+          if (std::get<2>(*after) != std::get<2>(recorded)) {
+            extra_edges_.push_back({std::get<1>(recorded), std::get<1>(*after), EdgeKind::kData});
+            break;
+          }
+        }
+      }
     }
     // Synchronizations: the host call waits for the last op launched before it on the stream
     // (stream sync), on every stream (device/context sync), or before the event's record.
