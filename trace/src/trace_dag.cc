@@ -319,6 +319,21 @@ class KinetoBuilder : public Builder {
     return Phase::kNone;
   }
 
+  // Whether t lies inside one of the (start-sorted) intervals; ops nest, so the nearest
+  // enclosing one starts at most a few hundred intervals back.
+  static bool inside(const std::vector<Labeled>& v, Nanos t) {
+    auto it = std::upper_bound(v.begin(), v.end(), t,
+                               [](Nanos x, const Labeled& l) { return x < l.start; });
+    Nanos reach = INT64_MIN;
+    int steps = 0;
+    while (it != v.begin() && steps++ < 256) {
+      --it;
+      reach = std::max(reach, it->end);
+      if (reach > t) return true;
+    }
+    return false;
+  }
+
   void build_rank(std::size_t ri) {
     const auto& rank = run_.ranks[ri];
     const Nanos origin = run_.origin;
@@ -328,6 +343,7 @@ class KinetoBuilder : public Builder {
     std::int64_t main_tid = -1;
     std::map<std::int64_t, std::vector<Labeled>> labels;
     std::map<std::int64_t, int> runtime_count;
+    std::map<std::int64_t, std::vector<Labeled>> ops;  // every op/annotation but ProfilerStep
     for (const auto& e : rank.events) {
       if (e.gpu) continue;
       const std::string& n = rank.str(e.name);
@@ -341,6 +357,9 @@ class KinetoBuilder : public Builder {
         continue;
       }
       if (e.category == EventCategory::kRuntime) runtime_count[e.tid]++;
+      if (e.category == EventCategory::kCpuOp || e.category == EventCategory::kAnnotation) {
+        ops[e.tid].push_back({e.ts, e.ts + e.dur, Phase::kNone});
+      }
       Phase p = e.phase != Phase::kNone ? e.phase : phase_of_label(n, e.category);
       if (p != Phase::kNone &&
           (e.category == EventCategory::kAnnotation || e.category == EventCategory::kCpuOp)) {
@@ -398,6 +417,7 @@ class KinetoBuilder : public Builder {
         info.main_thread = is_main;
         info.gap = true;
         info.phase = phase_at(lab, from);
+        info.in_op = inside(ops[tid], from + (to - from) / 2);
         seq.push_back(add(t, info));
       };
       for (std::size_t k = 0; k < evs.size(); ++k) {
