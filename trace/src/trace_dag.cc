@@ -356,7 +356,10 @@ class KinetoBuilder : public Builder {
         }
         continue;
       }
-      if (e.category == EventCategory::kRuntime) runtime_count[e.tid]++;
+      if (e.category == EventCategory::kRuntime ||
+          (e.category == EventCategory::kMpi && e.tid < 1000)) {
+        runtime_count[e.tid]++;
+      }
       if (e.category == EventCategory::kCpuOp || e.category == EventCategory::kAnnotation) {
         ops[e.tid].push_back({e.ts, e.ts + e.dur, Phase::kNone});
       }
@@ -372,6 +375,23 @@ class KinetoBuilder : public Builder {
         if (n > best) {
           best = n;
           main_tid = tid;
+        }
+      }
+    }
+    if (steps.empty() && main_tid >= 0) {
+      // No ProfilerStep (e.g. a PMPI trace): the whole main-thread timeline is one iteration.
+      Nanos lo = INT64_MAX;
+      Nanos hi = INT64_MIN;
+      for (const auto& e : rank.events) {
+        if (e.gpu || e.tid != main_tid) continue;
+        lo = std::min(lo, e.ts);
+        hi = std::max(hi, e.ts + e.dur);
+      }
+      if (lo < hi) {
+        steps.push_back({lo, hi});
+        if (ri == 0) {
+          out_.measured_iteration.push_back(hi - lo);
+          out_.iteration_names.push_back("whole trace");
         }
       }
     }
