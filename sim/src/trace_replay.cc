@@ -84,6 +84,7 @@ std::vector<RankTime> breakdowns(const TraceDag& td, const SimResult* sim,
   for (TaskId t = 0; t < static_cast<TaskId>(td.tasks.size()); ++t) {
     const auto& info = td.tasks[static_cast<std::size_t>(t)];
     if (info.rank < 0 || info.collective >= 0) continue;
+    if (info.gap && !info.in_op) continue;  // nothing recorded runs: idle
     Interval iv = sim ? Interval{sim->start[static_cast<std::size_t>(t)],
                                  sim->finish[static_cast<std::size_t>(t)]}
                       : Interval{info.measured_start, info.measured_start + info.measured_dur};
