@@ -454,6 +454,36 @@ def mlp(name, widths, what):
     return n
 
 
+# --- extreme classification (SLIDE) ---------------------------------------------------------
+
+
+def slide_amazon670k(hidden=1024, nonzeros=75):
+    """Amazon-670K: 135,909 sparse bag-of-words features, 670,091 labels (Extreme Classification
+    Repository). The input is sparse, so the first layer's forward touches only the weight rows
+    of the ~75 non-zero features (0.055% density); its gradient is still dense for an allreduce.
+    """
+    features, labels = 135909, 670091
+    n = Net("slide-amazon670k",
+            f"Extreme-classification network in the shape SLIDE and Distributed SLIDE train: "
+            f"fully connected {features}-{hidden}-{labels} (sparse input with about {nonzeros} "
+            f"non-zero features per sample, ReLU hidden layer, softmax over labels; the output "
+            f"layer is counted dense). The hidden width {hidden} (SLIDE uses 128) makes it a "
+            f"{(features * hidden + hidden + hidden * labels + labels) / 1e6:.0f}M-parameter model, "
+            f"the 'close to a billion parameter' scale of Distributed SLIDE.",
+            "Amazon-670K dimensions and feature density: Chen et al., SLIDE, MLSys 2020, Table 1 "
+            "(Extreme Classification Repository, Bhatia et al.); model scale: Yan, Meisburger, "
+            "Medini, Shrivastava, Distributed SLIDE, arXiv:2201.12667 (2022), abstract",
+            (features,))
+    # "sparse_fc": a fully connected layer on a sparse input, whose FLOPs follow the non-zeros
+    # (2 * nonzeros * out), not the weight shape as a dense "fc" does.
+    n.add("fc1", "sparse_fc", [("weight", (hidden, features)), ("bias", (hidden,))],
+          2 * nonzeros * hidden, (hidden,))
+    n.relu("relu1")
+    n.flatten_fc("fc2", labels)
+    n.add("softmax", "softmax", [], SOFTMAX_FLOPS * labels, (labels,))
+    return n
+
+
 def all_networks():
     return [
         alexnet(),
@@ -467,6 +497,7 @@ def all_networks():
         mlp("fc-wide", [784, 4096, 4096, 4096, 10],
             "A wide multilayer perceptron, big enough that gradient traffic matters"),
         mlp("fc-small", [784, 256, 128, 10], "A small multilayer perceptron for quick tests"),
+        slide_amazon670k(),
     ]
 
 

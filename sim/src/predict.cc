@@ -18,10 +18,12 @@ struct Run {
   std::vector<model::GradientGroup> groups;
   std::size_t tasks = 0;
   std::uint64_t events = 0;
+  std::vector<TimelineSpan> timeline;
 };
 
 model::Expected<Run> simulate_once(const PredictRequest& req, int workers,
-                                   const model::CommTimeFn& comm, bool with_comm) {
+                                   const model::CommTimeFn& comm, bool with_comm,
+                                   bool keep_timeline = false) {
   model::SsgdConfig c;
   c.layers = req.layers;
   c.workers = workers;
@@ -39,6 +41,15 @@ model::Expected<Run> simulate_once(const PredictRequest& req, int workers,
   run.groups = std::move(c.groups);
   run.tasks = dag.task_count();
   run.events = r->events;
+  if (keep_timeline) {
+    const auto last = static_cast<std::int16_t>(c.iterations - 1);
+    for (std::size_t i = 0; i < dag.task_count(); ++i) {
+      const model::Task& t = dag.task(static_cast<model::TaskId>(i));
+      if (t.iteration != last) continue;
+      run.timeline.push_back({t.worker, t.kind, t.layer, r->start[i] - run.analysis.start,
+                              r->finish[i] - r->start[i]});
+    }
+  }
   return run;
 }
 
@@ -85,7 +96,7 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
   // With EASGD the per-iteration DAG has no gradient exchange; parameters are averaged with the
   // center every tau iterations, after the update, with nothing to overlap.
   const bool easgd = req.easgd.has_value();
-  auto main = simulate_once(req, workers, comm, !easgd);
+  auto main = simulate_once(req, workers, comm, !easgd, req.keep_timeline);
   if (!main.ok()) return main.error();
   auto single = simulate_once(req, 1, comm_free, false);
   if (!single.ok()) return single.error();
@@ -103,6 +114,7 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
   out.groups = main->groups;
   out.tasks = main->tasks;
   out.events = main->events;
+  out.timeline = std::move(main->timeline);
   std::int64_t params = 0;
   for (const auto& l : req.layers) params += l.param_elements;
   if (easgd && workers > 1) {

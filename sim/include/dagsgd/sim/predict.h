@@ -31,7 +31,18 @@ struct PredictRequest {
   model::ExchangeConfig exchange;
   model::OverlapPolicy overlap;
   std::optional<EasgdConfig> easgd;
-  int iterations = 3;  // simulated; the last is reported
+  int iterations = 3;          // simulated; the last is reported
+  bool keep_timeline = false;  // fill PredictResult::timeline
+};
+
+// One task of the reported iteration, for drawing timelines; times from the iteration's start
+// (prefetched input of the next iteration may start before it ends).
+struct TimelineSpan {
+  int worker = 0;  // -1: a collective across all workers
+  model::TaskKind kind = model::TaskKind::kForward;
+  int layer = -1;  // layer index, or gradient group index for comm
+  model::Nanos start = 0;
+  model::Nanos duration = 0;
 };
 
 struct PhaseShare {
@@ -57,6 +68,7 @@ struct PredictResult {
   std::string algorithm;  // the algorithm of the largest group
   std::size_t tasks = 0;
   std::uint64_t events = 0;
+  std::vector<TimelineSpan> timeline;  // the reported iteration, when keep_timeline
 };
 
 // Builds and simulates the DAG with every worker present (no symmetry shortcut).
