@@ -415,7 +415,9 @@ class KinetoBuilder : public Builder {
     if (main_tid >= 0) threads[main_tid];  // the main thread exists even without calls
     std::unordered_map<std::int64_t, TaskId> launch_of;          // correlation -> runtime task
     std::unordered_map<std::int64_t, std::size_t> record_event;  // correlation -> event
-    for (auto& [tid, evs] : threads) {
+    for (auto& thread : threads) {
+      const std::int64_t tid = thread.first;  // a plain variable: lambdas capture it
+      const auto& evs = thread.second;
       auto res = resource("rank" + std::to_string(ri) + ".thread" + std::to_string(tid));
       const auto& lab = labels[tid];
       std::vector<TaskId> seq;
