@@ -249,7 +249,7 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const trace::Impo
   } else {
     // Fit alpha/beta under the ring formula to the run's own allreduces.
     out.comm.source = "run";
-    out.comm.algorithm = options.algorithm == "auto" ? "ring" : options.algorithm;
+    out.comm.algorithm = "ring";
     std::map<int, int> p_count;
     for (const auto& c : td.collectives) {
       if (c.name == "allreduce" && c.bytes > 0 && c.measured > 0 && c.ranks > 1) p_count[c.ranks]++;

@@ -218,7 +218,10 @@ class SsgdBuilder : public Builder {
         if (l->second.issuer != model::kNoTask) {
           out_.dag.add_edge(l->second.issuer, c.task, EdgeKind::kCollectiveJoin);
         }
-        if (l->second.consumer != model::kNoTask) {
+        // EASGD's elastic step runs after its wait: only a wait that follows the issue consumes.
+        if (l->second.consumer != model::kNoTask && l->second.issuer != model::kNoTask &&
+            out_.tasks[static_cast<std::size_t>(l->second.consumer)].measured_start >=
+                out_.tasks[static_cast<std::size_t>(l->second.issuer)].measured_start) {
           out_.dag.add_edge(c.task, l->second.consumer, EdgeKind::kData);
         }
       }
