@@ -94,7 +94,9 @@ TEST(TraceCli, ExitCodes) {
   EXPECT_NE(fabric.err.find("nosuchfabric"), std::string::npos) << fabric.err;
   EXPECT_EQ(run_cli("replay --intra 10gbe " + kKineto + "event_sync_trace.json.gz").code, 2);
   EXPECT_EQ(run_cli("replay --comm sometimes " + kKineto + "event_sync_trace.json.gz").code, 2);
-  auto algo = run_cli("replay --algorithm nope " + kKineto + "event_sync_trace.json.gz");
+  EXPECT_EQ(run_cli("replay --algorithm tree " + kKineto + "event_sync_trace.json.gz").code, 2);
+  auto algo = run_cli("replay --intra 10gbe --inter 10gbe --algorithm nope " + kKineto +
+                      "event_sync_trace.json.gz");
   EXPECT_EQ(algo.code, 2);
   EXPECT_NE(algo.err.find("ring"), std::string::npos) << algo.err;
   fs::remove(bad);

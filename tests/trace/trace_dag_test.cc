@@ -172,3 +172,79 @@ TEST(TraceDag, CollectivesJoinAcrossRanksAfterClockAlignment) {
 
 }  // namespace
 }  // namespace dagsgd::trace
+
+namespace dagsgd::trace {
+namespace {
+
+// A two-rank `dagsgd train` run directory written by hand: one iteration, one layer, one
+// gradient group; rank 1 issues its collective 30 us after rank 0.
+std::string ssgd_run() {
+  std::string dir = (std::filesystem::temp_directory_path() / "dagsgd-dag-ssgd").string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  RunManifest m;
+  m.kind = "train";
+  m.ranks = 2;
+  m.hosts = {"h", "h"};
+  m.traces = {rank_trace_name(0), rank_trace_name(1)};
+  m.iterations.times_s = {0.0002};
+  EXPECT_TRUE(write_manifest(dir, m).ok());
+  for (int r = 0; r < 2; ++r) {
+    long d = r == 1 ? 30 : 0;
+    auto span = [&](const std::string& name, const std::string& phase, long ts, long dur,
+                    const std::string& extra = "", int tid = 0) {
+      return "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" + name +
+             "\",\"pid\":" + std::to_string(r) + ",\"tid\":" + std::to_string(tid) +
+             ",\"ts\":" + std::to_string(ts) + ",\"dur\":" + std::to_string(dur) +
+             ",\"args\":{\"phase\":\"" + phase + "\",\"iteration\":0" + extra + "}},\n";
+    };
+    std::string s = "{\"distributedInfo\":{\"backend\":\"mpi\",\"rank\":" + std::to_string(r) +
+                    ",\"world_size\":2},\"traceEvents\":[\n";
+    s += "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#0\",\"pid\":" +
+         std::to_string(r) + ",\"tid\":0,\"ts\":0,\"dur\":200,\"args\":{\"iteration\":0}},\n";
+    s += span("io", "io", 0, 10);
+    s += span("fc1", "forward", 10, 40 + d, ",\"layer\":0");
+    s += span("fc1", "backward", 50 + d, 50, ",\"layer\":0");
+    s += span("collective", "comm", 100 + d, 90 - d,
+              ",\"bucket\":0,\"collective\":\"allreduce\",\"bytes\":4000", 1);
+    s += span("comm_issue", "comm", 100 + d, 5);
+    s += span("comm_wait", "comm", 105 + d, 85 - d);
+    s += span("update", "update", 190, 10);
+    s += "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"end\",\"pid\":0,\"tid\":9,\"ts\":0,\"dur\":0}"
+         "]}";
+    EXPECT_TRUE(model::write_file(dir + "/" + rank_trace_name(r), s, true).ok());
+  }
+  return dir;
+}
+
+TEST(TraceDag, OurRuntimeJoinsEachGradientGroup) {
+  std::string dir = ssgd_run();
+  auto b = build({dir});
+  EXPECT_EQ(b.dag.mode, "ssgd");
+  ASSERT_EQ(b.dag.collectives.size(), 1u);
+  const auto& c = b.dag.collectives[0];
+  EXPECT_TRUE(c.joined);
+  EXPECT_EQ(c.bytes, 4000);
+  EXPECT_EQ(c.arrive[1] - c.arrive[0], 30000);  // rank 1 issued 30 us later
+  EXPECT_EQ(c.measured, 190000 - 135000);       // last arrival to completion
+  for (int r = 0; r < 2; ++r) {
+    auto issue = named(b, "comm_issue", r);
+    auto wait = named(b, "comm_wait", r);
+    auto update = named(b, "update", r);
+    auto bwd = named(b, "fc1", r);
+    ASSERT_EQ(issue.size(), 1u);
+    ASSERT_EQ(bwd.size(), 2u);
+    EXPECT_TRUE(edge(b.dag.dag, issue[0], c.task));
+    EXPECT_TRUE(edge(b.dag.dag, c.task, wait[0]));
+    EXPECT_TRUE(edge(b.dag.dag, wait[0], update[0]));
+    EXPECT_TRUE(edge(b.dag.dag, bwd[0], bwd[1]));  // program order
+    EXPECT_EQ(b.dag.dag.task(bwd[1]).kind, model::TaskKind::kBackward);
+    // The wait's own time is what remained after the completion (nothing here).
+    EXPECT_EQ(b.dag.dag.task(wait[0]).duration, 0);
+  }
+  EXPECT_EQ(b.dag.measured_iteration.size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dagsgd::trace

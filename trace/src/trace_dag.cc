@@ -163,6 +163,13 @@ class SsgdBuilder : public Builder {
         // The issuing span starts where the collective's span starts (docs/runtime.md).
         auto up = std::upper_bound(main.begin(), main.end(), std::make_pair(e.ts, INT32_MAX));
         Link& l = links[ri][key];
+        auto w = waits[ri].find(e.iteration);
+        if (up != main.begin() && w != waits[ri].end() && std::prev(up)->second == w->second &&
+            std::prev(up) != main.begin()) {
+          // EASGD: the collective runs inside the blocking elastic step (comm_wait); it is
+          // issued by what precedes the wait.
+          --up;
+        }
         if (up != main.begin()) {
           l.issuer = std::prev(up)->second;
           const auto& ti = out_.tasks[static_cast<std::size_t>(l.issuer)];
@@ -170,7 +177,6 @@ class SsgdBuilder : public Builder {
         }
         c.span_start[ri] = e.ts - run_.origin;
         c.span_end[ri] = e.ts + e.dur - run_.origin;
-        auto w = waits[ri].find(e.iteration);
         if (w != waits[ri].end()) l.consumer = w->second;
       }
     }
@@ -218,7 +224,10 @@ class SsgdBuilder : public Builder {
         if (l->second.issuer != model::kNoTask) {
           out_.dag.add_edge(l->second.issuer, c.task, EdgeKind::kCollectiveJoin);
         }
-        if (l->second.consumer != model::kNoTask) {
+        // EASGD's elastic step runs after its wait: only a wait that follows the issue consumes.
+        if (l->second.consumer != model::kNoTask && l->second.issuer != model::kNoTask &&
+            out_.tasks[static_cast<std::size_t>(l->second.consumer)].measured_start >
+                out_.tasks[static_cast<std::size_t>(l->second.issuer)].measured_start) {
           out_.dag.add_edge(c.task, l->second.consumer, EdgeKind::kData);
         }
       }
@@ -415,7 +424,9 @@ class KinetoBuilder : public Builder {
     if (main_tid >= 0) threads[main_tid];  // the main thread exists even without calls
     std::unordered_map<std::int64_t, TaskId> launch_of;          // correlation -> runtime task
     std::unordered_map<std::int64_t, std::size_t> record_event;  // correlation -> event
-    for (auto& [tid, evs] : threads) {
+    for (auto& thread : threads) {
+      const std::int64_t tid = thread.first;  // a plain variable: lambdas capture it
+      const auto& evs = thread.second;
       auto res = resource("rank" + std::to_string(ri) + ".thread" + std::to_string(tid));
       const auto& lab = labels[tid];
       std::vector<TaskId> seq;
