@@ -21,7 +21,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 # 2 hosts x 2 ranks: every rank reports its host; ranks 0,1 on emuh0 and 2,3 on emuh1.
-"$EMU" run --hosts 2 --ranks-per-host 2 --profile emu-150m -- \
+"$EMU" run --hosts 2 --ranks-per-host 2 --profile emu-100m -- \
   sh -c 'echo "$OMPI_COMM_WORLD_RANK $(hostname) $(ip -4 -o addr show eth0 | awk "{print \$4}") $(tc qdisc show dev eth0 | awk "{print \$2}")"' \
   >"$tmp/out" 2>"$tmp/err"
 rc=$?
@@ -60,5 +60,5 @@ check "no process of the run left" bash -c "! pgrep -f '^sleep 617$' >/dev/null"
 "$EMU" run --profile nosuch -- true >/dev/null 2>"$tmp/err"
 rc=$?
 check "unknown profile exits 2" test "$rc" -eq 2
-check "unknown profile lists the valid names" grep -q "valid: emu-1g" "$tmp/err"
+check "unknown profile lists the valid names" grep -q "valid: emu-600m" "$tmp/err"
 exit "$fail"

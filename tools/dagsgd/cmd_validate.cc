@@ -3,13 +3,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fcntl.h>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -35,10 +35,10 @@ struct ValidateFlags {
   std::vector<std::string> overlaps;
   std::vector<std::string> models;
   int ranks_per_host = 1;
-  int iterations = 30;
-  int warmup = 5;
+  int iterations = 20;
+  int warmup = 4;
   int batch = 64;
-  int bench_iterations = 20;
+  int bench_iterations = 10;
   std::string out = "validation";
   std::string profiles_file;
   std::string emucluster;
@@ -258,7 +258,7 @@ bool Validator::measure_bench(const Profile& p, int ranks, std::string& fabric_f
   if (!(f_.reuse && fs::is_regular_file(bench_log))) {
     std::vector<std::string> ordered = cluster(p.name, ranks);
     ordered.push_back(bench_);
-    ordered.insert(ordered.end(), {"--min-bytes", "4", "--max-bytes", "16777216", "--iterations",
+    ordered.insert(ordered.end(), {"--min-bytes", "4", "--max-bytes", "8388608", "--iterations",
                                    std::to_string(f_.bench_iterations), "--warmup", "3"});
     std::fprintf(stderr, "validate: micro-benchmark on %s, %d ranks\n", p.name.c_str(), ranks);
     int rc = run_logged(ordered, log_path("bench_" + stem), bench_log);
@@ -268,21 +268,21 @@ bool Validator::measure_bench(const Profile& p, int ranks, std::string& fabric_f
       return false;
     }
   }
-  std::vector<std::string> cal = {dagsgd_,
-                                  "calibrate",
-                                  bench_log,
-                                  "--ranks",
-                                  std::to_string(ranks),
-                                  "--name",
-                                  stem + "-calibrated",
-                                  "--description",
-                                  "emulated cluster profile " + p.name + ", " +
-                                      std::to_string(ranks) + " ranks",
-                                  "--scope",
-                                  "both",
-                                  "--out",
-                                  fabric_file,
-                                  "--force"};
+  std::vector<std::string> cal = {
+      dagsgd_,
+      "calibrate",
+      bench_log,
+      "--ranks",
+      std::to_string(ranks),
+      "--name",
+      stem + "-calibrated",
+      "--description",
+      "emulated cluster profile " + p.name + ", " + std::to_string(ranks) + " ranks",
+      "--scope",
+      "both",
+      "--out",
+      fabric_file,
+      "--force"};
   int rc = run_logged(cal, log_path("calibrate_" + stem));
   if (rc != 0) {
     error = "dagsgd calibrate on " + bench_log + " failed (exit " + std::to_string(rc) + "; see " +
@@ -335,12 +335,13 @@ Prediction Validator::predict(const Config& target, const Measurement& target_m,
   p.measured_s = target_m.mean_s;
   const std::string stem = "replay_" + source.profile + "_to_" + target.id() + "_" + mode;
   const std::string json_out = f_.out + "/predictions/" + stem + ".json";
-  std::vector<std::string> argv = {dagsgd_,     "replay",    source_m.run_dir, "--intra",
-                                   fabric_name, "--inter",   fabric_name,      "--fabric-file",
+  std::vector<std::string> argv = {dagsgd_,     "replay",  source_m.run_dir, "--intra",
+                                   fabric_name, "--inter", fabric_name,      "--fabric-file",
                                    fabric_file, "--json"};
   int rc = run_logged(argv, log_path(stem), json_out);
   if (rc != 0) {
-    p.failure = "dagsgd replay failed (exit " + std::to_string(rc) + "; see " + log_path(stem) + ")";
+    p.failure =
+        "dagsgd replay failed (exit " + std::to_string(rc) + "; see " + log_path(stem) + ")";
     return p;
   }
   auto text = model::read_file(json_out);
@@ -417,7 +418,12 @@ int Validator::run() {
     fs::create_directories(f_.out + "/" + sub, ec);
     if (ec) return report_error("cannot create '" + f_.out + "/" + sub + "': " + ec.message());
   }
-  const bool have_replay = run_logged({dagsgd_, "replay", "--help"}, log_path("replay_help")) == 0;
+  // `dagsgd replay --help` succeeds even without replay (CLI11 shows the root help then), so
+  // look for the subcommand in the root help.
+  const std::string help = f_.out + "/logs/dagsgd_help.txt";
+  run_logged({dagsgd_, "--help"}, log_path("dagsgd_help"), help);
+  auto help_text = model::read_file(help);
+  const bool have_replay = help_text && help_text->find("\n  replay") != std::string::npos;
 
   // Mode (a): every profile as a fabric entry: its tc rate and its measured natural latency.
   Json fabrics = Json::array();
@@ -565,11 +571,11 @@ int Validator::run() {
     jmeasured.push_back(m);
   }
   if (!have_replay) {
-    problems.push_back("`dagsgd replay` is not available in this build: measurements only, no "
-                       "predictions");
+    problems.push_back(
+        "`dagsgd replay` is not available in this build: measurements only, no "
+        "predictions");
     std::printf("(no predictions: `dagsgd replay` is not available in this build)\n");
-    std::printf("%-10s %5s %-7s %-9s %12s\n", "profile", "ranks", "overlap", "model",
-                "measured_s");
+    std::printf("%-10s %5s %-7s %-9s %12s\n", "profile", "ranks", "overlap", "model", "measured_s");
     for (std::size_t i = 0; i < configs.size(); ++i) {
       std::printf("%-10s %5d %-7s %-9s %12s\n", configs[i].profile.c_str(), configs[i].ranks,
                   configs[i].overlap.c_str(), configs[i].model->name.c_str(),
@@ -612,11 +618,11 @@ void add_validate(CLI::App& root, Action& action) {
       "Train on the emulated cluster (tools/emucluster; needs root) under several shaped "
       "fabrics, predict each run from a trace taken on another fabric with `dagsgd replay`, and "
       "print the error table (docs/validation.md)");
-  flags->profiles = {"emu-1g", "emu-400m", "emu-150m"};
+  flags->profiles = {"emu-600m", "emu-250m", "emu-100m"};
   flags->ranks = {2, 4};
   flags->overlaps = {"none", "wfbp"};
   flags->models = {"cnn", "mlp-wide"};
-  cmd->add_option("--profiles", flags->profiles, "fabric profiles (emu-1g,emu-400m,emu-150m)")
+  cmd->add_option("--profiles", flags->profiles, "fabric profiles (emu-600m,emu-250m,emu-100m)")
       ->delimiter(',');
   cmd->add_option("--ranks", flags->ranks, "rank counts (2,4)")->delimiter(',');
   cmd->add_option("--overlap", flags->overlaps, "overlap policies (none,wfbp)")->delimiter(',');
@@ -626,14 +632,13 @@ void add_validate(CLI::App& root, Action& action) {
       ->delimiter(',');
   cmd->add_option("--ranks-per-host", flags->ranks_per_host, "MPI ranks per emulated host (1)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--iterations", flags->iterations, "training iterations per run (30)")
+  cmd->add_option("--iterations", flags->iterations, "training iterations per run (20)")
       ->check(CLI::Range(3, 100000));
-  cmd->add_option("--warmup", flags->warmup, "leading iterations left out of the mean (5)")
+  cmd->add_option("--warmup", flags->warmup, "leading iterations left out of the mean (4)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--batch", flags->batch, "mini-batch per rank (64)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--batch", flags->batch, "mini-batch per rank (64)")->check(CLI::PositiveNumber);
   cmd->add_option("--bench-iterations", flags->bench_iterations,
-                  "micro-benchmark iterations per size (20)")
+                  "micro-benchmark iterations per size (10)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--out", flags->out, "output directory (validation)");
   cmd->add_option("--profiles-file", flags->profiles_file,
@@ -643,13 +648,13 @@ void add_validate(CLI::App& root, Action& action) {
   cmd->add_flag("--reuse", flags->reuse,
                 "reuse run directories and benchmark logs already in --out (re-predict only)");
   cmd->add_flag("--quick", flags->quick,
-                "the short CI version: emu-1g and emu-150m, 2 ranks, wfbp, mlp-wide, 15 "
+                "the short CI version: emu-600m and emu-100m, 2 ranks, wfbp, mlp-wide, 15 "
                 "iterations");
   cmd->callback([flags, &action] {
     action = [flags] {
       ValidateFlags f = *flags;
       if (f.quick) {
-        f.profiles = {"emu-1g", "emu-150m"};
+        f.profiles = {"emu-600m", "emu-100m"};
         f.ranks = {2};
         f.overlaps = {"wfbp"};
         f.models = {"mlp-wide"};
