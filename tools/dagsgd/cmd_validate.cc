@@ -1,5 +1,6 @@
 // `dagsgd validate`: runs real training on the emulated cluster (tools/emucluster) under several
 // shaped fabrics and scores cross-fabric predictions of `dagsgd replay` against the measurements.
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -119,6 +120,16 @@ model::Expected<std::vector<Profile>> load_profiles(const std::string& path) {
   return out;
 }
 
+// SIGINT/SIGTERM stop the grid: they are passed on to the running step (the cluster script then
+// tears its namespaces down) and no further step starts.
+volatile sig_atomic_t g_stop_signal = 0;
+volatile pid_t g_child = 0;
+
+void forward_signal(int sig) {
+  g_stop_signal = sig;
+  if (g_child > 0) kill(g_child, sig);
+}
+
 // Runs argv with stdout and stderr appended to `log` (stdout to `out` if given); returns the
 // exit status, 128+signal when killed, or -1 when it could not start.
 int run_logged(const std::vector<std::string>& argv, const std::string& log,
@@ -127,6 +138,7 @@ int run_logged(const std::vector<std::string>& argv, const std::string& log,
   args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  if (g_stop_signal != 0) return 128 + g_stop_signal;
   pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
@@ -142,10 +154,15 @@ int run_logged(const std::vector<std::string>& argv, const std::string& log,
     execvp(args[0], args.data());
     _exit(127);
   }
+  g_child = pid;
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
+    if (errno != EINTR) {
+      g_child = 0;
+      return -1;
+    }
   }
+  g_child = 0;
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return WEXITSTATUS(status);
 }
@@ -365,6 +382,11 @@ struct Summary {
 };
 
 int Validator::run() {
+  struct sigaction sa {};
+  sa.sa_handler = forward_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
   dagsgd_ = self_exe();
   auto bench = find_bench(f_.bench);
   if (!bench) return report_error(bench.error().message);
@@ -471,6 +493,9 @@ int Validator::run() {
     if (!measured.back().ok) problems.push_back(c.id() + ": " + measured.back().error);
   }
 
+  if (g_stop_signal != 0) {
+    return report_error("interrupted by signal " + std::to_string(g_stop_signal), kExitFailure);
+  }
   // Predictions: each configuration from the same configuration on every other profile.
   std::vector<Prediction> predictions;
   if (have_replay) {
