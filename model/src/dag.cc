@@ -24,6 +24,10 @@ const char* task_kind_name(TaskKind k) {
       return "comm";
     case TaskKind::kUpdate:
       return "update";
+    case TaskKind::kMemcpy:
+      return "memcpy";
+    case TaskKind::kOther:
+      return "other";
   }
   return "?";
 }

@@ -114,6 +114,12 @@ IterationAnalysis analyze_iteration(const model::Dag& dag, const SimResult& r, i
         case TaskKind::kH2D:
           a.breakdown.h2d += task.duration;
           break;
+        case TaskKind::kMemcpy:
+          a.breakdown.memcpy += task.duration;
+          break;
+        case TaskKind::kOther:
+          a.breakdown.other += task.duration;
+          break;
         case TaskKind::kComm:
           break;
       }

@@ -24,6 +24,8 @@ void add_predict(CLI::App& root, Action& action);
 void add_calibrate(CLI::App& root, Action& action);
 void add_train(CLI::App& root, Action& action);
 void add_collect(CLI::App& root, Action& action);
+void add_analyze(CLI::App& root, Action& action);
+void add_replay(CLI::App& root, Action& action);
 void add_validate(CLI::App& root, Action& action);
 
 }  // namespace dagsgd::tools

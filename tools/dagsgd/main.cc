@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   // Subcommands, in the order `dagsgd --help` lists them.
   add_predict(app, action);
   add_calibrate(app, action);
+  add_analyze(app, action);
+  add_replay(app, action);
 #ifdef DAGSGD_WITH_MPI
   add_train(app, action);
   add_collect(app, action);

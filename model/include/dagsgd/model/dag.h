@@ -10,8 +10,19 @@
 
 namespace dagsgd::model {
 
-enum class TaskKind : std::uint8_t { kIo, kH2D, kForward, kBackward, kComm, kUpdate };
-inline constexpr int kTaskKindCount = 6;
+// kMemcpy: device copies other than the input batch (traces); kOther: host work outside the
+// S-SGD phases (launching kernels, issuing collectives, waits) found in real traces.
+enum class TaskKind : std::uint8_t {
+  kIo,
+  kH2D,
+  kForward,
+  kBackward,
+  kComm,
+  kUpdate,
+  kMemcpy,
+  kOther
+};
+inline constexpr int kTaskKindCount = 8;
 const char* task_kind_name(TaskKind k);
 
 enum class EdgeKind : std::uint8_t { kSequence, kData, kCollectiveJoin, kIterationBoundary };

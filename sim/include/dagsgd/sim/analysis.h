@@ -22,6 +22,8 @@ struct Breakdown {
   model::Nanos update = 0;
   model::Nanos io = 0;
   model::Nanos h2d = 0;
+  model::Nanos memcpy = 0;  // device copies (traces)
+  model::Nanos other = 0;   // host work outside the phases (traces)
   model::Nanos idle = 0;
 };
 

@@ -1,0 +1,92 @@
+// Replay and analysis of a traced run: simulate its DAG with measured compute and measured or
+// modeled communication, and explain the iteration (breakdowns, critical path, stragglers).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dagsgd/model/comm_model.h"
+#include "dagsgd/model/expected.h"
+#include "dagsgd/model/units.h"
+#include "dagsgd/sim/engine.h"
+#include "dagsgd/trace/importer.h"
+#include "dagsgd/trace/trace_dag.h"
+
+namespace dagsgd::sim {
+
+// Time of one rank in one iteration (or the mean over iterations), ns.
+struct RankTime {
+  int rank = 0;
+  model::Nanos window = 0;        // the iteration
+  model::Nanos compute = 0;       // forward, backward, update, io (kernels on a GPU)
+  model::Nanos comm_total = 0;    // union of the rank's collectives
+  model::Nanos comm_exposed = 0;  // collectives while nothing computes
+  model::Nanos overlap = 0;       // collectives while computing
+  model::Nanos memcpy = 0;        // device copies and memsets
+  model::Nanos host = 0;          // host work outside the phases (launches, issues, waits)
+  model::Nanos idle = 0;          // nothing of the rank runs
+};
+
+struct CommModelInfo {
+  std::string source;  // "measured", "run" (fitted to the run's collectives), "fabric"
+  std::string algorithm;
+  model::Topology topology;
+  int points = 0;           // (bytes, time) pairs used for a fit
+  double rms_relative = 0;  // of the fit
+  std::string note;
+};
+
+enum class CommMode { kModeled, kMeasured };
+
+struct ReplayOptions {
+  CommMode comm = CommMode::kModeled;
+  // A target fabric (intra/inter links): when set, replaces the run's own calibration.
+  std::optional<model::Topology> target;
+  std::string algorithm = "auto";  // "auto": what the trace says, else NCCL-like choice
+};
+
+struct Straggler {
+  int collective = 0;        // index into TraceDag::collectives
+  int rank = 0;              // the last to arrive
+  model::Nanos late_by = 0;  // its arrival after the next-latest rank's
+};
+
+struct PathShare {
+  std::string what;  // task kind, or "wait"
+  model::Nanos time = 0;
+};
+
+struct ReplayResult {
+  std::vector<model::Nanos> measured_iteration;   // main rank, every iteration
+  std::vector<model::Nanos> predicted_iteration;  // simulated, every iteration
+  int warmup = 0;
+  double measured_mean_s = 0;  // over the iterations after the warm-up
+  double predicted_mean_s = 0;
+  double error = 0;                       // (predicted - measured) / measured
+  std::vector<RankTime> measured_ranks;   // mean per iteration, per rank
+  std::vector<RankTime> predicted_ranks;  // the same from the simulated timeline
+  CommModelInfo comm;
+  int modeled_collectives = 0;   // collectives whose duration came from the model
+  int measured_collectives = 0;  // kept as measured (no size, or --comm measured)
+  // The critical path of the last iteration (simulated), composition largest first.
+  std::vector<PathShare> critical_path;
+  std::vector<std::string> critical_path_tasks;  // "rank1 kernel 'ncclKernel...'", first 40
+  std::size_t critical_path_length = 0;
+  std::vector<int> critical_path_ranks;  // ranks the path visits
+  std::string bound;
+  double if_comm_free = 0;            // relative change of the predicted mean iteration
+  double if_double_network = 0;       // with every collective twice as fast
+  std::vector<Straggler> stragglers;  // one per joined collective with a late rank
+  SimResult sim;
+};
+
+// `tdag` keeps measured durations; the replay works on a copy of the durations.
+model::Expected<ReplayResult> replay_trace(const trace::TraceDag& tdag,
+                                           const trace::ImportedRun& run,
+                                           const ReplayOptions& options);
+
+// Simple topology for the run: nodes from the manifest's hosts (ours) or 8 GPUs per node.
+model::Topology run_topology(const trace::ImportedRun& run, const trace::TraceDag& tdag);
+
+}  // namespace dagsgd::sim

@@ -1,0 +1,135 @@
+// Reads traces of a real run (a dagsgd run directory, or Kineto/PyTorch-profiler files, one per
+// rank) into compact per-rank event tables, counting bad records in an import report.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dagsgd/model/expected.h"
+#include "dagsgd/model/units.h"
+#include "dagsgd/trace/event.h"
+#include "dagsgd/trace/manifest.h"
+
+namespace dagsgd::trace {
+
+// What an event is, from its `cat` (and, for our tracer's MPI spans, its args).
+enum class EventCategory : std::uint8_t {
+  kKernel,
+  kMemcpy,
+  kMemset,
+  kRuntime,  // cuda_runtime / cuda_driver calls on a CPU thread
+  kSync,     // cuda_sync: a GPU-side record of a stream/event/context synchronization
+  kAnnotation,
+  kGpuAnnotation,
+  kCpuOp,
+  kMpi,    // our PMPI tracer's spans (cat "mpi")
+  kOther,  // a category we do not know (counted as a problem)
+};
+inline constexpr int kEventCategoryCount = 10;
+const char* category_name(EventCategory c);
+
+// One complete ('X') event. Strings are interned per rank (ImportedRank::strings) so that a
+// 100 MB trace does not hold a std::string per event.
+struct ImportedEvent {
+  model::Nanos ts = 0;  // ns on the run's common time axis (after clock corrections)
+  model::Nanos dur = 0;
+  std::int64_t tid = 0;            // CPU thread, or GPU stream for GPU events
+  std::int64_t correlation = -1;   // CUDA correlation id (args.correlation), -1 none
+  std::int64_t bytes = -1;         // args.bytes, or NCCL In msg nelems × dtype size
+  std::int64_t wait_on_corr = -1;  // cuda_sync Event Sync: the cudaEventRecord it waits for
+  std::int32_t name = 0;           // index into strings
+  std::int32_t collective = -1;    // string index: args.collective / NCCL "Collective name"
+  std::int32_t algorithm = -1;     // string index: args.algorithm
+  std::int32_t layer = -1;
+  std::int32_t iteration = -1;
+  std::int32_t bucket = -1;          // our gradient group
+  std::int32_t group_size = 0;       // NCCL "Group size" / our comm_size
+  std::int32_t wait_on_stream = -1;  // cuda_sync: stream waited on (-1: device/context)
+  std::int32_t device = -1;          // GPU events: args.device
+  EventCategory category = EventCategory::kOther;
+  Phase phase = Phase::kNone;  // args.phase (ours)
+  bool gpu = false;            // runs on a GPU stream (kernel, memcpy, memset, sync record)
+};
+
+// A problem kind counted by the importer; the first offending event is kept for the message.
+struct ImportProblem {
+  std::string kind;  // "negative duration", "unmatched flow", "unknown category", ...
+  std::int64_t count = 0;
+  std::string first;  // "event 1042 ('aten::mm'): dur -5 us"
+};
+
+struct FileReport {
+  std::string file;
+  int rank = 0;
+  std::int64_t bytes = 0;   // uncompressed JSON size
+  std::int64_t events = 0;  // records in traceEvents, all phases
+  std::int64_t complete_events = 0;
+  std::int64_t flows_matched = 0;    // ac2g / fwdbwd start-end pairs
+  std::int64_t flows_unmatched = 0;  // starts without an end (counted as problems)
+  std::int64_t flows_end_only = 0;   // ends without a start: Kineto's mark on runtime calls
+  std::int64_t metadata = 0;
+  std::array<std::int64_t, kEventCategoryCount> by_category{};
+  bool truncated = false;  // the tail was cut off and repaired
+  std::int64_t dropped_bytes = 0;
+  bool drift_corrected = false;  // our tracer's end clock sample was applied
+  std::vector<ImportProblem> problems;
+};
+
+struct ImportReport {
+  std::vector<FileReport> files;
+  // Cross-rank clock alignment estimated from collectives (all ranks leave a collective
+  // together): per-rank offset subtracted, and the residual spread after it.
+  std::vector<model::Nanos> clock_offsets;
+  model::Nanos clock_residual = 0;
+  bool clocks_aligned = false;  // offsets were applied (Kineto traces of several ranks)
+  std::int64_t problem_count() const;
+  // "rank-1.json: 3 negative duration (first: event 12 ...)"; empty when clean.
+  std::string summary() const;
+};
+
+struct ImportedRank {
+  int rank = 0;
+  std::string file;
+  std::vector<ImportedEvent> events;  // sorted by (ts, longer first)
+  std::vector<std::string> strings;   // interned names
+  std::map<std::int64_t, std::string> thread_names;
+  int world_size = 1;
+  std::string backend;  // distributedInfo.backend ("nccl", "mpi", ...)
+  std::int64_t cpu_pid = 0;
+  const std::string& str(std::int32_t i) const { return strings[static_cast<std::size_t>(i)]; }
+};
+
+enum class RunSource { kDagsgdTrain, kDagsgdCollect, kKineto };
+const char* run_source_name(RunSource s);
+
+struct ImportedRun {
+  RunSource source = RunSource::kKineto;
+  std::string path;                     // the run directory, or the first file
+  std::optional<RunManifest> manifest;  // run directories only
+  std::vector<ImportedRank> ranks;      // ordered by rank
+  ImportReport report;
+  model::Nanos origin = 0;  // the earliest event time; times are kept absolute
+};
+
+struct ImportOptions {
+  bool strict = false;  // any counted problem becomes an error
+  // Estimate per-rank clock offsets from collectives and apply them (Kineto only: our own
+  // traces are already aligned, and the estimate is only reported for them).
+  bool align_clocks = true;
+};
+
+// One file (uncompressed text already in memory). `rank_hint` is used when the trace does not
+// say its rank. Fails when the text is not a trace at all (no JSON object with traceEvents).
+model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
+                                                int rank_hint, FileReport& report);
+
+// A run: one directory (a dagsgd run directory with manifest.json, or a directory of Kineto
+// .json/.json.gz files) or a list of trace files.
+model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
+                                        const ImportOptions& options);
+
+}  // namespace dagsgd::trace

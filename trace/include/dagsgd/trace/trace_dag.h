@@ -1,0 +1,68 @@
+// The task DAG of a traced run: program order per CPU thread, kernel order per stream, launch ->
+// kernel, synchronizations, and the cross-rank join of every collective (DESIGN.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dagsgd/model/dag.h"
+#include "dagsgd/model/expected.h"
+#include "dagsgd/model/units.h"
+#include "dagsgd/trace/importer.h"
+
+namespace dagsgd::trace {
+
+// Where a task of the DAG came from, parallel to the Dag's tasks.
+struct TraceTask {
+  std::int32_t rank = 0;            // -1 for a cross-rank collective join
+  std::int32_t event = -1;          // index into the rank's events; -1 for gaps and joins
+  std::int32_t collective = -1;     // index into TraceDag::collectives for comm tasks
+  model::Nanos measured_start = 0;  // on the run's axis, relative to ImportedRun::origin
+  model::Nanos measured_dur = 0;
+  bool main_thread = false;  // on the thread that carries the iterations (ProfilerStep)
+  bool gap = false;          // host time between two recorded calls
+  Phase phase = Phase::kNone;
+};
+
+// One collective across the ranks: its join task, what each rank brought and when.
+struct TraceCollective {
+  std::string name;        // allreduce, broadcast, ...
+  std::int64_t bytes = 0;  // per rank
+  int ranks = 1;           // ranks that take part (group size)
+  int iteration = 0;
+  int group = -1;                       // our gradient group (bucket), or the order on the rank
+  model::TaskId task = model::kNoTask;  // the join (or the rank's own kernel when not joined)
+  bool joined = false;                  // every rank of the group is in the trace
+  model::Nanos measured = 0;            // service time after the last rank arrived
+  model::Nanos completed = -1;          // measured completion (first rank to observe it)
+  std::vector<model::Nanos> arrive;     // per rank of the trace: measured arrival (issue end)
+  // Per rank: the measured span of its part (issue to observed completion; the kernel), -1 when
+  // the rank has none.
+  std::vector<model::Nanos> span_start;
+  std::vector<model::Nanos> span_end;
+};
+
+struct TraceDag {
+  model::Dag dag;
+  std::vector<TraceTask> tasks;
+  std::vector<TraceCollective> collectives;
+  std::string mode;  // "ssgd" (our runtime's phase spans) or "kineto" (calls, kernels, syncs)
+  int ranks = 1;
+  int main_rank = 0;
+  // Iteration boundaries on the main rank's main thread: task whose simulated start begins
+  // iteration k (boundary_task[k]), and after the last, the task whose finish ends it.
+  std::vector<model::TaskId> boundary_task;
+  model::TaskId end_task = model::kNoTask;
+  std::vector<model::Nanos> measured_iteration;  // per iteration, on the main rank
+  std::vector<std::string> iteration_names;      // "ProfilerStep#4", ...
+  int warmup = 0;                                // leading iterations left out of means
+  // Measured iteration boundaries per rank (start of each iteration, then the end).
+  std::vector<std::vector<model::Nanos>> rank_bounds;
+};
+
+// Builds the DAG with measured durations everywhere (comm tasks: their measured duration after
+// the join). Replay changes comm durations afterwards through Dag::mutable_task.
+model::Expected<TraceDag> build_trace_dag(const ImportedRun& run);
+
+}  // namespace dagsgd::trace
