@@ -17,13 +17,17 @@ struct Options {
   long max_bytes = 1 << 20;
   long iterations = 100;
   long warmup = 10;
+  bool nonblocking = false;
 };
 
 constexpr const char* kUsage =
     "usage: dagsgd-allreduce-bench [--min-bytes N] [--max-bytes N] [--iterations N] "
-    "[--warmup N]\n"
+    "[--warmup N] [--nonblocking]\n"
     "  Times MPI_Allreduce (MPI_FLOAT, MPI_SUM) for sizes min..max bytes, doubling; sizes are\n"
-    "  multiples of 4. Defaults: 4 .. 1048576 bytes, 100 iterations after 10 warm-up ones.\n";
+    "  multiples of 4. Defaults: 4 .. 1048576 bytes, 100 iterations after 10 warm-up ones.\n"
+    "  --nonblocking times MPI_Iallreduce + MPI_Wait instead: Open MPI runs non-blocking\n"
+    "  collectives with other algorithms (libnbc) than blocking ones, and the training runtime\n"
+    "  issues MPI_Iallreduce.\n";
 
 // Returns "" or the error; parses "--name N" and "--name=N".
 std::string parse(int argc, char** argv, Options& o, bool& help) {
@@ -32,6 +36,10 @@ std::string parse(int argc, char** argv, Options& o, bool& help) {
     if (arg == "-h" || arg == "--help") {
       help = true;
       return "";
+    }
+    if (arg == "--nonblocking") {
+      o.nonblocking = true;
+      continue;
     }
     std::string value;
     auto eq = arg.find('=');
@@ -50,7 +58,7 @@ std::string parse(int argc, char** argv, Options& o, bool& help) {
     if (arg == "--warmup") target = &o.warmup;
     if (target == nullptr) {
       return "unknown option '" + arg +
-             "' (valid: --min-bytes, --max-bytes, --iterations, --warmup, --help)";
+             "' (valid: --min-bytes, --max-bytes, --iterations, --warmup, --nonblocking, --help)";
     }
     char* end = nullptr;
     errno = 0;
@@ -94,8 +102,8 @@ int main(int argc, char** argv) {
   std::vector<float> send(static_cast<std::size_t>(o.max_bytes / 4), 1.0f);
   std::vector<float> recv(send.size(), 0.0f);
   if (rank == 0) {
-    std::printf("# dagsgd allreduce latency benchmark (OSU format), %d ranks, %ld iterations\n",
-                size, o.iterations);
+    std::printf("# dagsgd allreduce latency benchmark (OSU format), %d ranks, %ld iterations%s\n",
+                size, o.iterations, o.nonblocking ? ", MPI_Iallreduce + MPI_Wait" : "");
     std::printf("# Size       Avg Latency(us)\n");
     std::fflush(stdout);
   }
@@ -105,7 +113,14 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     for (long i = 0; i < o.warmup + o.iterations; ++i) {
       double t0 = MPI_Wtime();
-      MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      if (o.nonblocking) {
+        MPI_Request request = MPI_REQUEST_NULL;
+        MPI_Iallreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                       &request);
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      }
       double t1 = MPI_Wtime();
       if (i >= o.warmup) total += t1 - t0;
       MPI_Barrier(MPI_COMM_WORLD);

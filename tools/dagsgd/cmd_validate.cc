@@ -275,8 +275,11 @@ bool Validator::measure_bench(const Profile& p, int ranks, std::string& fabric_f
   if (!(f_.reuse && fs::is_regular_file(bench_log))) {
     std::vector<std::string> ordered = cluster(p.name, ranks);
     ordered.push_back(bench_);
-    ordered.insert(ordered.end(), {"--min-bytes", "4", "--max-bytes", "8388608", "--iterations",
-                                   std::to_string(f_.bench_iterations), "--warmup", "3"});
+    // Non-blocking, like the training runtime: Open MPI runs MPI_Iallreduce with libnbc's
+    // algorithms, which differ from the blocking ones it picks per size and rank count.
+    ordered.insert(ordered.end(),
+                   {"--nonblocking", "--min-bytes", "4", "--max-bytes", "8388608", "--iterations",
+                    std::to_string(f_.bench_iterations), "--warmup", "3"});
     std::fprintf(stderr, "validate: micro-benchmark on %s, %d ranks\n", p.name.c_str(), ranks);
     int rc = run_logged(ordered, log_path("bench_" + stem), bench_log);
     if (rc != 0) {
