@@ -62,8 +62,9 @@ TEST(HostCpu, DurationsMeasuredUnderContentionAreScaledBack) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(makespan(*r), 15);
   // The collective keeps its duration and resource.
-  EXPECT_EQ(r->task(r->task_count() - 1).duration, 5);
-  EXPECT_EQ(r->task(r->task_count() - 1).resource, 0);
+  const model::Task& collective = r->tasks().back();
+  EXPECT_EQ(collective.duration, 5);
+  EXPECT_EQ(collective.resource, 0);
 }
 
 TEST(HostCpu, BadPlacementsAreErrors) {
