@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -118,6 +119,7 @@ ordered_json path_json(const sim::ReplayResult& r) {
   for (const auto& p : r.critical_path) cp[p.what] = sec(p.time);
   ordered_json j;
   j["composition_s"] = cp;
+  j["iteration"] = r.critical_path_iteration;
   j["tasks"] = r.critical_path_length;
   j["ranks"] = r.critical_path_ranks;
   j["first_tasks"] = r.critical_path_tasks;
@@ -159,6 +161,80 @@ std::string stragglers_text(const trace::TraceDag& dag, const sim::ReplayResult&
   return out;
 }
 
+// The S-SGD phase-level view of the main rank (mean per iteration after the warm-up): time per
+// phase on the host and on GPU streams, and per layer where the trace names layers.
+struct PhaseView {
+  std::map<std::string, std::pair<Nanos, Nanos>> phase;                   // phase -> (host, gpu)
+  std::map<int, std::pair<std::string, std::pair<Nanos, Nanos>>> layers;  // layer -> name, (f, b)
+  int iterations = 0;
+};
+
+PhaseView phase_view(const trace::ImportedRun& run, const trace::TraceDag& dag, int warmup) {
+  PhaseView v;
+  v.iterations = std::max(1, static_cast<int>(dag.measured_iteration.size()) - warmup);
+  const int main = dag.main_rank;
+  for (std::size_t t = 0; t < dag.tasks.size(); ++t) {
+    const auto& info = dag.tasks[t];
+    const auto& task = dag.dag.task(static_cast<model::TaskId>(t));
+    if (info.rank != main || task.iteration < warmup) continue;
+    if (info.gap && !info.in_op) continue;
+    bool gpu = false;
+    std::string name;
+    if (info.event >= 0) {
+      const auto& rk = run.ranks[static_cast<std::size_t>(main)];
+      const auto& e = rk.events[static_cast<std::size_t>(info.event)];
+      gpu = e.gpu;
+      name = rk.str(e.name);
+    }
+    std::string ph = info.phase == trace::Phase::kNone ? "other" : trace::phase_name(info.phase);
+    auto& slot = v.phase[ph];
+    (gpu ? slot.second : slot.first) += info.measured_dur;
+    if (dag.mode == "ssgd" && task.layer >= 0 &&
+        (task.kind == model::TaskKind::kForward || task.kind == model::TaskKind::kBackward) &&
+        name != "loss") {
+      auto& l = v.layers[task.layer];
+      l.first = name;
+      (task.kind == model::TaskKind::kForward ? l.second.first : l.second.second) +=
+          info.measured_dur;
+    }
+  }
+  return v;
+}
+
+std::string phase_text(const PhaseView& v) {
+  std::string out = "Phases (main rank, mean per iteration; host / GPU streams):\n";
+  for (const auto& [ph, t] : v.phase) {
+    out += "  " + ph + std::string(ph.size() < 10 ? 10 - ph.size() : 1, ' ') +
+           ms(t.first / v.iterations) + " / " + ms(t.second / v.iterations) + " ms\n";
+  }
+  if (!v.layers.empty()) {
+    out += "Layers (forward / backward, ms):\n";
+    for (const auto& [l, x] : v.layers) {
+      out += "  " + std::to_string(l) + " " + x.first + ": " + ms(x.second.first / v.iterations) +
+             " / " + ms(x.second.second / v.iterations) + "\n";
+    }
+  }
+  return out;
+}
+
+ordered_json phase_json(const PhaseView& v) {
+  ordered_json j;
+  ordered_json ph = ordered_json::object();
+  for (const auto& [p, t] : v.phase) {
+    ph[p] = {{"host_s", sec(t.first / v.iterations)}, {"gpu_s", sec(t.second / v.iterations)}};
+  }
+  j["phases"] = ph;
+  ordered_json layers = ordered_json::array();
+  for (const auto& [l, x] : v.layers) {
+    layers.push_back({{"layer", l},
+                      {"name", x.first},
+                      {"forward_s", sec(x.second.first / v.iterations)},
+                      {"backward_s", sec(x.second.second / v.iterations)}});
+  }
+  j["layers"] = layers;
+  return j;
+}
+
 }  // namespace
 
 std::string analyze_text(const trace::ImportedRun& run, const trace::TraceDag& dag,
@@ -172,8 +248,9 @@ std::string analyze_text(const trace::ImportedRun& run, const trace::TraceDag& d
          std::to_string(r.warmup) +
          " warm-up): " + ms(static_cast<Nanos>(r.measured_mean_s * 1e9)) + " ms\n\n";
   out += "Per rank, mean per iteration (measured):\n" + rank_table(r.measured_ranks) + "\n";
-  out += "Critical path of the last iteration (" + std::to_string(r.critical_path_length) +
-         " tasks on rank(s)";
+  out += phase_text(phase_view(run, dag, r.warmup)) + "\n";
+  out += "Critical path of iteration " + std::to_string(r.critical_path_iteration) +
+         " (the median; " + std::to_string(r.critical_path_length) + " tasks on rank(s)";
   for (int k : r.critical_path_ranks) out += " " + std::to_string(k);
   out += "):\n";
   Nanos total = 0;
@@ -204,6 +281,7 @@ std::string analyze_json(const trace::ImportedRun& run, const trace::TraceDag& d
               {"collectives", dag.collectives.size()}};
   j["measured_iteration_s"] = r.measured_mean_s;
   j["ranks"] = ranks_json(r.measured_ranks);
+  j["phase_view"] = phase_json(phase_view(run, dag, r.warmup));
   j["critical_path"] = path_json(r);
   j["stragglers"] = stragglers_json(dag, r);
   j["bound"] = r.bound;

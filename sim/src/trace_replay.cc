@@ -84,6 +84,7 @@ std::vector<RankTime> breakdowns(const TraceDag& td, const SimResult* sim,
   for (TaskId t = 0; t < static_cast<TaskId>(td.tasks.size()); ++t) {
     const auto& info = td.tasks[static_cast<std::size_t>(t)];
     if (info.rank < 0 || info.collective >= 0) continue;
+    if (info.gap && !info.in_op) continue;  // nothing recorded runs: idle
     Interval iv = sim ? Interval{sim->start[static_cast<std::size_t>(t)],
                                  sim->finish[static_cast<std::size_t>(t)]}
                       : Interval{info.measured_start, info.measured_start + info.measured_dur};
@@ -248,7 +249,7 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const trace::Impo
   } else {
     // Fit alpha/beta under the ring formula to the run's own allreduces.
     out.comm.source = "run";
-    out.comm.algorithm = options.algorithm == "auto" ? "ring" : options.algorithm;
+    out.comm.algorithm = "ring";
     std::map<int, int> p_count;
     for (const auto& c : td.collectives) {
       if (c.name == "allreduce" && c.bytes > 0 && c.measured > 0 && c.ranks > 1) p_count[c.ranks]++;
@@ -420,12 +421,22 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const trace::Impo
   out.measured_ranks = breakdowns(td, nullptr, mw, out.warmup);
   out.predicted_ranks = breakdowns(td, &out.sim, sw, out.warmup);
 
-  // Critical path of the last iteration.
+  // Critical path of a typical iteration: the median simulated one after the warm-up.
   if (!sim_main.empty()) {
-    auto [lo, hi] = sim_main.back();
+    std::vector<std::pair<Nanos, std::size_t>> by_time;
+    for (std::size_t k = static_cast<std::size_t>(out.warmup); k < sim_main.size(); ++k) {
+      by_time.push_back({out.predicted_iteration[k], k});
+    }
+    if (by_time.empty()) by_time.push_back({0, sim_main.size() - 1});
+    std::sort(by_time.begin(), by_time.end());
+    const std::size_t k = by_time[by_time.size() / 2].second;
+    out.critical_path_iteration = static_cast<int>(k);
+    auto [lo, hi] = sim_main[k];
     std::map<std::string, Nanos> share;
     std::set<int> ranks;
-    TaskId t = td.end_task;
+    TaskId t = k + 1 < td.boundary_task.size()
+                   ? out.sim.gate[static_cast<std::size_t>(td.boundary_task[k + 1])]
+                   : td.end_task;
     Nanos cursor = hi;
     std::vector<std::string> names;
     while (t != model::kNoTask) {
@@ -464,7 +475,7 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const trace::Impo
     std::reverse(names.begin(), names.end());
     out.critical_path_tasks = names;
     out.critical_path_ranks.assign(ranks.begin(), ranks.end());
-    for (const auto& [k, v] : share) out.critical_path.push_back({k, v});
+    for (const auto& [what, v] : share) out.critical_path.push_back({what, v});
     std::stable_sort(out.critical_path.begin(), out.critical_path.end(),
                      [](const PathShare& a, const PathShare& b) { return a.time > b.time; });
     Nanos compute = 0;

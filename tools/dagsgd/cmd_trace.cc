@@ -74,6 +74,11 @@ int run_replay(const TraceOptions& o) {
   if (o.comm == "measured" && !o.intra.empty()) {
     return report_error("--comm measured replays the traced network; it takes no target fabric");
   }
+  if (o.algorithm != "auto" && o.intra.empty()) {
+    return report_error(
+        "--algorithm applies to a target fabric (--intra/--inter); the run's own "
+        "calibration uses the ring formula");
+  }
   if (o.algorithm != "auto") {
     auto names = model::comm_algorithm_names();
     bool known = false;

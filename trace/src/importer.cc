@@ -316,7 +316,6 @@ class FileParser {
       if (f.unescaped_key().get(k)) return false;
       od::value v = f.value();
       std::int64_t x = 0;
-      std::string_view s;
       if (k == "correlation") {
         if (value_int(v, x)) e.correlation = x;
       } else if (k == "bytes") {

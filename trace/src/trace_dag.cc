@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 namespace dagsgd::trace {
@@ -217,7 +218,10 @@ class SsgdBuilder : public Builder {
         if (l->second.issuer != model::kNoTask) {
           out_.dag.add_edge(l->second.issuer, c.task, EdgeKind::kCollectiveJoin);
         }
-        if (l->second.consumer != model::kNoTask) {
+        // EASGD's elastic step runs after its wait: only a wait that follows the issue consumes.
+        if (l->second.consumer != model::kNoTask && l->second.issuer != model::kNoTask &&
+            out_.tasks[static_cast<std::size_t>(l->second.consumer)].measured_start >=
+                out_.tasks[static_cast<std::size_t>(l->second.issuer)].measured_start) {
           out_.dag.add_edge(c.task, l->second.consumer, EdgeKind::kData);
         }
       }
@@ -318,6 +322,21 @@ class KinetoBuilder : public Builder {
     return Phase::kNone;
   }
 
+  // Whether t lies inside one of the (start-sorted) intervals; ops nest, so the nearest
+  // enclosing one starts at most a few hundred intervals back.
+  static bool inside(const std::vector<Labeled>& v, Nanos t) {
+    auto it = std::upper_bound(v.begin(), v.end(), t,
+                               [](Nanos x, const Labeled& l) { return x < l.start; });
+    Nanos reach = INT64_MIN;
+    int steps = 0;
+    while (it != v.begin() && steps++ < 256) {
+      --it;
+      reach = std::max(reach, it->end);
+      if (reach > t) return true;
+    }
+    return false;
+  }
+
   void build_rank(std::size_t ri) {
     const auto& rank = run_.ranks[ri];
     const Nanos origin = run_.origin;
@@ -327,6 +346,7 @@ class KinetoBuilder : public Builder {
     std::int64_t main_tid = -1;
     std::map<std::int64_t, std::vector<Labeled>> labels;
     std::map<std::int64_t, int> runtime_count;
+    std::map<std::int64_t, std::vector<Labeled>> ops;  // every op/annotation but ProfilerStep
     for (const auto& e : rank.events) {
       if (e.gpu) continue;
       const std::string& n = rank.str(e.name);
@@ -339,7 +359,13 @@ class KinetoBuilder : public Builder {
         }
         continue;
       }
-      if (e.category == EventCategory::kRuntime) runtime_count[e.tid]++;
+      if (e.category == EventCategory::kRuntime ||
+          (e.category == EventCategory::kMpi && e.tid < 1000)) {
+        runtime_count[e.tid]++;
+      }
+      if (e.category == EventCategory::kCpuOp || e.category == EventCategory::kAnnotation) {
+        ops[e.tid].push_back({e.ts, e.ts + e.dur, Phase::kNone});
+      }
       Phase p = e.phase != Phase::kNone ? e.phase : phase_of_label(n, e.category);
       if (p != Phase::kNone &&
           (e.category == EventCategory::kAnnotation || e.category == EventCategory::kCpuOp)) {
@@ -352,6 +378,23 @@ class KinetoBuilder : public Builder {
         if (n > best) {
           best = n;
           main_tid = tid;
+        }
+      }
+    }
+    if (steps.empty() && main_tid >= 0) {
+      // No ProfilerStep (e.g. a PMPI trace): the whole main-thread timeline is one iteration.
+      Nanos lo = INT64_MAX;
+      Nanos hi = INT64_MIN;
+      for (const auto& e : rank.events) {
+        if (e.gpu || e.tid != main_tid) continue;
+        lo = std::min(lo, e.ts);
+        hi = std::max(hi, e.ts + e.dur);
+      }
+      if (lo < hi) {
+        steps.push_back({lo, hi});
+        if (ri == 0) {
+          out_.measured_iteration.push_back(hi - lo);
+          out_.iteration_names.push_back("whole trace");
         }
       }
     }
@@ -375,7 +418,9 @@ class KinetoBuilder : public Builder {
     if (main_tid >= 0) threads[main_tid];  // the main thread exists even without calls
     std::unordered_map<std::int64_t, TaskId> launch_of;          // correlation -> runtime task
     std::unordered_map<std::int64_t, std::size_t> record_event;  // correlation -> event
-    for (auto& [tid, evs] : threads) {
+    for (auto& thread : threads) {
+      const std::int64_t tid = thread.first;  // a plain variable: lambdas capture it
+      const auto& evs = thread.second;
       auto res = resource("rank" + std::to_string(ri) + ".thread" + std::to_string(tid));
       const auto& lab = labels[tid];
       std::vector<TaskId> seq;
@@ -397,6 +442,7 @@ class KinetoBuilder : public Builder {
         info.main_thread = is_main;
         info.gap = true;
         info.phase = phase_at(lab, from);
+        info.in_op = inside(ops[tid], from + (to - from) / 2);
         seq.push_back(add(t, info));
       };
       for (std::size_t k = 0; k < evs.size(); ++k) {
@@ -513,6 +559,41 @@ class KinetoBuilder : public Builder {
         if (nccl) per_rank_comm_[ri].push_back(id);
       }
       chains_.push_back(std::move(seq));
+    }
+    // cudaStreamWaitEvent: GPU-side, the next op launched on another stream waits for the op
+    // the latest cudaEventRecord of this thread captured (the streams are not in the trace, so
+    // this is the launch order's best reading; docs/analysis.md).
+    {
+      std::vector<std::tuple<Nanos, TaskId, std::int64_t>> all;  // launched, task, stream
+      for (const auto& [sid, v] : stream_ops) {
+        for (const auto& [when, id] : v) all.emplace_back(when, id, sid);
+      }
+      std::sort(all.begin(), all.end());
+      std::map<std::int64_t, Nanos> last_record;  // thread -> ts of its latest cudaEventRecord
+      for (const auto& e : rank.events) {
+        if (e.category != EventCategory::kRuntime) continue;
+        const std::string& n = rank.str(e.name);
+        if (n == "cudaEventRecord") {
+          last_record[e.tid] = e.ts - run_.origin;
+          continue;
+        }
+        if (n != "cudaStreamWaitEvent") continue;
+        auto rec = last_record.find(e.tid);
+        if (rec == last_record.end()) continue;
+        auto up = std::upper_bound(all.begin(), all.end(),
+                                   std::make_tuple(rec->second, INT32_MAX, INT64_MAX));
+        if (up == all.begin()) continue;
+        const auto& recorded = *std::prev(up);
+        Nanos waited_at = e.ts - run_.origin;
+        auto after = std::upper_bound(all.begin(), all.end(),
+                                      std::make_tuple(waited_at, INT32_MAX, INT64_MAX));
+        for (; after != all.end(); ++after) {
+          if (std::get<2>(*after) != std::get<2>(recorded)) {
+            extra_edges_.push_back({std::get<1>(recorded), std::get<1>(*after), EdgeKind::kData});
+            break;
+          }
+        }
+      }
     }
     // Synchronizations: the host call waits for the last op launched before it on the stream
     // (stream sync), on every stream (device/context sync), or before the event's record.

@@ -69,7 +69,8 @@ struct ReplayResult {
   CommModelInfo comm;
   int modeled_collectives = 0;   // collectives whose duration came from the model
   int measured_collectives = 0;  // kept as measured (no size, or --comm measured)
-  // The critical path of the last iteration (simulated), composition largest first.
+  // The critical path of the median iteration (simulated), composition largest first.
+  int critical_path_iteration = 0;
   std::vector<PathShare> critical_path;
   std::vector<std::string> critical_path_tasks;  // "rank1 kernel 'ncclKernel...'", first 40
   std::size_t critical_path_length = 0;

@@ -22,6 +22,7 @@ struct TraceTask {
   model::Nanos measured_dur = 0;
   bool main_thread = false;  // on the thread that carries the iterations (ProfilerStep)
   bool gap = false;          // host time between two recorded calls
+  bool in_op = false;        // a gap inside a recorded op or annotation: host work, not idle
   Phase phase = Phase::kNone;
 };
 

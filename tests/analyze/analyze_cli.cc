@@ -1,0 +1,105 @@
+// `dagsgd analyze` and `dagsgd replay` as a user runs them: every shared Kineto trace, JSON
+// fields, the timeline file, and exit codes for bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_runner.h"
+
+namespace {
+
+using dagsgd::testing::run_cli;
+namespace fs = std::filesystem;
+
+const std::string kKineto = std::string(DAGSGD_SHARED_DATA) + "/traces/kineto/";
+
+std::string tmp(const std::string& name) {
+  return (fs::temp_directory_path() / ("dagsgd-analyze-" + name)).string();
+}
+
+TEST(AnalyzeCli, EverySharedKinetoTrace) {
+  for (const std::string& args :
+       {kKineto + "nccl_data.json.gz", kKineto + "event_sync_trace.json.gz",
+        kKineto + "sampled_rank-0.json.gz " + kKineto + "sampled_rank-1.json.gz"}) {
+    auto r = run_cli("analyze " + args);
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+    EXPECT_NE(r.out.find("Critical path"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Bottleneck: "), std::string::npos) << r.out;
+    auto j = run_cli("analyze --json " + args);
+    ASSERT_EQ(j.code, 0) << j.err;
+    auto doc = nlohmann::json::parse(j.out);
+    EXPECT_GT(doc["measured_iteration_s"].get<double>(), 0);
+    EXPECT_FALSE(doc["ranks"].empty());
+    EXPECT_TRUE(doc["critical_path"]["composition_s"].is_object());
+    EXPECT_TRUE(doc.contains("if_comm_free"));
+  }
+}
+
+TEST(ReplayCli, JsonFieldsAndTimeline) {
+  std::string tl = tmp("timeline.json");
+  fs::remove(tl);
+  auto r = run_cli("replay --json --timeline " + tl + " " + kKineto + "nccl_data.json.gz");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  double m = doc["measured_iteration_s"].get<double>();
+  double p = doc["predicted_iteration_s"].get<double>();
+  EXPECT_NEAR(doc["error"].get<double>(), (p - m) / m, 1e-12);
+  EXPECT_TRUE(doc["measured_breakdown"].is_array());
+  EXPECT_TRUE(doc["predicted_breakdown"].is_array());
+  // The timeline is Chrome-trace JSON with one span per simulated task.
+  auto t = nlohmann::json::parse(dagsgd::testing::slurp(tl));
+  EXPECT_GT(t["traceEvents"].size(), 1000u);
+  // It is not replaced without --force.
+  auto again = run_cli("replay --timeline " + tl + " " + kKineto + "nccl_data.json.gz");
+  EXPECT_EQ(again.code, 2);
+  EXPECT_NE(again.err.find("--force"), std::string::npos) << again.err;
+  auto forced = run_cli("replay --force --timeline " + tl + " " + kKineto + "nccl_data.json.gz");
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  fs::remove(tl);
+}
+
+TEST(ReplayCli, TargetFabricChangesCommunicationOnly) {
+  auto base = run_cli("replay --json " + kKineto + "nccl_data.json.gz");
+  auto slow = run_cli("replay --json --intra 10gbe --inter 10gbe " + kKineto + "nccl_data.json.gz");
+  ASSERT_EQ(base.code, 0) << base.err;
+  ASSERT_EQ(slow.code, 0) << slow.err;
+  auto b = nlohmann::json::parse(base.out);
+  auto s = nlohmann::json::parse(slow.out);
+  EXPECT_EQ(s["comm"]["source"], "fabric");
+  EXPECT_EQ(b["measured_iteration_s"], s["measured_iteration_s"]);
+  EXPECT_GT(s["predicted_iteration_s"].get<double>(), b["predicted_iteration_s"].get<double>());
+}
+
+TEST(TraceCli, ExitCodes) {
+  EXPECT_EQ(run_cli("analyze").code, 2);
+  auto missing = run_cli("analyze /nonexistent/trace.json");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/trace.json"), std::string::npos);
+  std::string bad = tmp("not-a-trace.json");
+  ASSERT_EQ(std::system(("echo '{\"hello\": 1}' > " + bad).c_str()), 0);
+  auto notrace = run_cli("replay " + bad);
+  EXPECT_EQ(notrace.code, 2);
+  EXPECT_NE(notrace.err.find("not a trace"), std::string::npos) << notrace.err;
+  EXPECT_EQ(notrace.err.rfind("dagsgd: error: ", 0), 0u);
+  // --strict: nccl_data has 88 flows that start but never end.
+  EXPECT_EQ(run_cli("analyze " + kKineto + "nccl_data.json.gz").code, 0);
+  auto strict = run_cli("analyze --strict " + kKineto + "nccl_data.json.gz");
+  EXPECT_EQ(strict.code, 2);
+  EXPECT_NE(strict.err.find("unmatched flow"), std::string::npos) << strict.err;
+  auto fabric =
+      run_cli("replay --intra nosuchfabric --inter 10gbe " + kKineto + "event_sync_trace.json.gz");
+  EXPECT_EQ(fabric.code, 2);
+  EXPECT_NE(fabric.err.find("nosuchfabric"), std::string::npos) << fabric.err;
+  EXPECT_EQ(run_cli("replay --intra 10gbe " + kKineto + "event_sync_trace.json.gz").code, 2);
+  EXPECT_EQ(run_cli("replay --comm sometimes " + kKineto + "event_sync_trace.json.gz").code, 2);
+  EXPECT_EQ(run_cli("replay --algorithm tree " + kKineto + "event_sync_trace.json.gz").code, 2);
+  auto algo = run_cli("replay --intra 10gbe --inter 10gbe --algorithm nope " + kKineto +
+                      "event_sync_trace.json.gz");
+  EXPECT_EQ(algo.code, 2);
+  EXPECT_NE(algo.err.find("ring"), std::string::npos) << algo.err;
+  fs::remove(bad);
+}
+
+}  // namespace
