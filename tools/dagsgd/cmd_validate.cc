@@ -435,16 +435,19 @@ int Validator::run() {
       return report_error("--overlap '" + o + "': valid values are none, wfbp");
     }
   }
-  // The cluster needs root, iproute2 and netns support: say so before anything runs.
-  if (run_logged({f_.emucluster, "check"}, "/dev/stderr") != 0) {
-    return report_error("the emulated cluster cannot run on this machine (see above)",
-                        kExitFailure);
-  }
   for (const char* sub : {"runs", "bench", "fabrics", "predictions", "logs"}) {
     std::error_code ec;
     fs::create_directories(f_.out + "/" + sub, ec);
     if (ec) return report_error("cannot create '" + f_.out + "/" + sub + "': " + ec.message());
   }
+  // The cluster needs root, iproute2 and netns support: say so before anything runs.
+  if (run_logged({f_.emucluster, "check"}, log_path("check")) != 0) {
+    auto why = model::read_file(log_path("check"));
+    if (why) std::fputs(why->c_str(), stderr);
+    return report_error("the emulated cluster cannot run on this machine (see above)",
+                        kExitFailure);
+  }
+
   // `dagsgd replay --help` succeeds even without replay (CLI11 shows the root help then), so
   // look for the subcommand in the root help.
   const std::string help = f_.out + "/logs/dagsgd_help.txt";
