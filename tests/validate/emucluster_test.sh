@@ -56,6 +56,19 @@ check "SIGTERM ends the run (exit $rc)" test "$rc" -ne 0
 check "namespaces of emc$pid removed after SIGTERM" no_namespaces "emc$pid"
 check "no process of the run left" bash -c "! pgrep -f '^sleep 617$' >/dev/null"
 
+# cleanup: removes namespaces of runs whose process is gone, keeps those of live ones, and
+# --prefix removes a given run's.
+true &
+dead=$!
+wait "$dead"
+ip netns add "emc${dead}h0"
+ip netns add "emc$$h0"
+"$EMU" cleanup >/dev/null
+check "cleanup removes a dead run's namespace" no_namespaces "emc${dead}h"
+check "cleanup keeps a live run's namespace" bash -c "ip netns list | grep -q '^emc$$h0'"
+"$EMU" cleanup --prefix "emc$$" >/dev/null
+check "cleanup --prefix removes it" no_namespaces "emc$$h"
+
 # Bad input: an unknown profile names the valid ones and exits 2.
 "$EMU" run --profile nosuch -- true >/dev/null 2>"$tmp/err"
 rc=$?
