@@ -163,6 +163,13 @@ class SsgdBuilder : public Builder {
         // The issuing span starts where the collective's span starts (docs/runtime.md).
         auto up = std::upper_bound(main.begin(), main.end(), std::make_pair(e.ts, INT32_MAX));
         Link& l = links[ri][key];
+        auto w = waits[ri].find(e.iteration);
+        if (up != main.begin() && w != waits[ri].end() && std::prev(up)->second == w->second &&
+            std::prev(up) != main.begin()) {
+          // EASGD: the collective runs inside the blocking elastic step (comm_wait); it is
+          // issued by what precedes the wait.
+          --up;
+        }
         if (up != main.begin()) {
           l.issuer = std::prev(up)->second;
           const auto& ti = out_.tasks[static_cast<std::size_t>(l.issuer)];
@@ -170,7 +177,6 @@ class SsgdBuilder : public Builder {
         }
         c.span_start[ri] = e.ts - run_.origin;
         c.span_end[ri] = e.ts + e.dur - run_.origin;
-        auto w = waits[ri].find(e.iteration);
         if (w != waits[ri].end()) l.consumer = w->second;
       }
     }
@@ -220,7 +226,7 @@ class SsgdBuilder : public Builder {
         }
         // EASGD's elastic step runs after its wait: only a wait that follows the issue consumes.
         if (l->second.consumer != model::kNoTask && l->second.issuer != model::kNoTask &&
-            out_.tasks[static_cast<std::size_t>(l->second.consumer)].measured_start >=
+            out_.tasks[static_cast<std::size_t>(l->second.consumer)].measured_start >
                 out_.tasks[static_cast<std::size_t>(l->second.issuer)].measured_start) {
           out_.dag.add_edge(c.task, l->second.consumer, EdgeKind::kData);
         }
