@@ -27,5 +27,6 @@ void add_collect(CLI::App& root, Action& action);
 void add_whatif(CLI::App& root, Action& action);
 void add_analyze(CLI::App& root, Action& action);
 void add_replay(CLI::App& root, Action& action);
+void add_validate(CLI::App& root, Action& action);
 
 }  // namespace dagsgd::tools

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
 #ifdef DAGSGD_WITH_MPI
   add_train(app, action);
   add_collect(app, action);
+  add_validate(app, action);
 #endif
   try {
     app.parse(argc, argv);

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The short `dagsgd validate` (--quick: one source/target pair, 2 ranks, about a minute): it must
+# measure both runs, predict each from the other in both modes, and leave no namespace behind.
+# Exits 77 (ctest SKIP) when the machine cannot run the emulated cluster.
+set -uo pipefail
+DAGSGD="${1:?usage: validate_quick_test.sh DAGSGD EMUCLUSTER OUTDIR}"
+EMU="${2:?}"
+OUT="${3:?}"
+if ! why="$("$EMU" check 2>&1)"; then
+  echo "SKIP: the emulated cluster cannot run here: $why"
+  exit 77
+fi
+rm -rf "$OUT"
+"$DAGSGD" validate --quick --emucluster "$EMU" --out "$OUT"
+rc=$?
+# Every cluster the run built (its "prefix emcNNN" lines in the step logs) must be gone; other
+# runs on the machine may hold namespaces of their own.
+prefixes="$(cat "$OUT"/logs/*.log 2>/dev/null | sed -n 's/.*prefix \(emc[0-9]*\).*/\1/p' | sort -u)"
+left=""
+for p in $prefixes; do
+  ip netns list | awk '{print $1}' | grep -q "^$p" && left+=" $p"
+done
+fail=0
+[[ $rc -eq 0 ]] || { echo "FAIL: dagsgd validate --quick exited $rc"; fail=1; }
+[[ -n $prefixes ]] || { echo "FAIL: no 'prefix emcNNN' line in $OUT/logs"; fail=1; }
+[[ -z $left ]] || { echo "FAIL: namespaces of$left left behind"; fail=1; }
+python3 - "$OUT/validation.json" <<'PY' || fail=1
+import json, sys
+doc = json.load(open(sys.argv[1]))
+measured = [m for m in doc["measured"] if "mean_iteration_s" in m]
+assert len(measured) == 2, f"expected 2 measured runs, got {doc['measured']}"
+preds = [p for p in doc["predictions"] if "predicted_iteration_s" in p]
+modes = sorted({p["mode"] for p in preds})
+assert modes == ["calibrated", "profile"], f"predictions in both modes expected, got {modes}"
+assert len(preds) == 4, f"expected 4 predictions (2 directions x 2 modes), got {len(preds)}"
+for p in preds:
+    assert p["source"] != p["target"] and p["predicted_iteration_s"] > 0, p
+print("ok: validation.json has 2 measurements and 4 cross-fabric predictions")
+PY
+exit "$fail"
