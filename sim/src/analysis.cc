@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "intervals.h"
+
 namespace dagsgd::sim {
 
 using model::Nanos;
@@ -11,47 +13,6 @@ using model::TaskId;
 using model::TaskKind;
 
 namespace {
-
-using Interval = std::pair<Nanos, Nanos>;
-
-// Sorts and merges; returns the merged list.
-std::vector<Interval> merge(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const auto& iv : v) {
-    if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, iv.second);
-    } else {
-      out.push_back(iv);
-    }
-  }
-  return out;
-}
-
-Nanos length(const std::vector<Interval>& merged) {
-  Nanos t = 0;
-  for (const auto& iv : merged) t += iv.second - iv.first;
-  return t;
-}
-
-// Length of a minus b, both merged.
-Nanos length_minus(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  Nanos t = 0;
-  std::size_t j = 0;
-  for (const auto& iv : a) {
-    Nanos cur = iv.first;
-    while (j < b.size() && b[j].second <= cur) ++j;
-    std::size_t k = j;
-    while (k < b.size() && b[k].first < iv.second) {
-      if (b[k].first > cur) t += b[k].first - cur;
-      cur = std::max(cur, b[k].second);
-      ++k;
-    }
-    if (cur < iv.second) t += iv.second - cur;
-  }
-  return t;
-}
 
 Interval clip(Nanos s, Nanos e, Nanos lo, Nanos hi) { return {std::max(s, lo), std::min(e, hi)}; }
 

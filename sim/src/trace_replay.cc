@@ -9,6 +9,7 @@
 #include <set>
 
 #include "dagsgd/model/calibration.h"
+#include "intervals.h"
 
 namespace dagsgd::sim {
 
@@ -18,46 +19,6 @@ using model::TaskKind;
 using trace::TraceDag;
 
 namespace {
-
-using Interval = std::pair<Nanos, Nanos>;
-
-std::vector<Interval> merge(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const auto& iv : v) {
-    if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, iv.second);
-    } else {
-      out.push_back(iv);
-    }
-  }
-  return out;
-}
-
-Nanos length(const std::vector<Interval>& m) {
-  Nanos t = 0;
-  for (const auto& iv : m) t += iv.second - iv.first;
-  return t;
-}
-
-// Length of the intersection of two merged lists.
-Nanos length_and(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  Nanos t = 0;
-  std::size_t i = 0;
-  std::size_t j = 0;
-  while (i < a.size() && j < b.size()) {
-    Nanos s = std::max(a[i].first, b[j].first);
-    Nanos e = std::min(a[i].second, b[j].second);
-    if (e > s) t += e - s;
-    if (a[i].second < b[j].second) {
-      ++i;
-    } else {
-      ++j;
-    }
-  }
-  return t;
-}
 
 enum class Cls { kCompute, kComm, kMemcpy, kHost };
 
