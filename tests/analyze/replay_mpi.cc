@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli_runner.h"
+#include "common/cli_runner.h"
 
 namespace {
 

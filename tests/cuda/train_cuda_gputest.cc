@@ -2,8 +2,10 @@
 // rank's trace holds CUPTI kernels attributed to every layer's forward and backward, h2d copies,
 // ac2g flows and the collectives, on the same clock as the CPU spans. Skips without a GPU.
 #include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
+#include "common/cli_runner.h"
 
 #include <array>
 #include <cstdio>
@@ -23,21 +25,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int code = -1;
-  std::string out;
-};
-
-RunResult run(const std::string& cmd) {
-  RunResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), p) != nullptr) r.out += buf.data();
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using dagsgd::testing::run;
+using dagsgd::testing::RunResult;
 
 double number_after(const std::string& out, const std::string& what) {
   std::smatch m;

@@ -1,8 +1,10 @@
 // `dagsgd train --device` without a usable GPU (label `mpi`): every rank stops with exit 2 and
 // rank 0 alone says why, in one line; no rank waits forever for another.
 #include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
+#include "common/cli_runner.h"
 
 #include <array>
 #include <cstdio>
@@ -10,21 +12,8 @@
 
 namespace {
 
-struct RunResult {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-RunResult run(const std::string& cmd) {
-  RunResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), p) != nullptr) r.out += buf.data();
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using dagsgd::testing::run;
+using dagsgd::testing::RunResult;
 
 // CUDA_VISIBLE_DEVICES="" hides every GPU, so this runs the same with or without one; `timeout`
 // turns a hang into exit code 124.

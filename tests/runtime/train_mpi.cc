@@ -1,7 +1,9 @@
 // End-to-end `dagsgd train` runs under mpirun: accuracy across rank counts, a traced run's
 // directory, and flag errors (label `mpi`; see tests/runtime/tests.cmake).
 #include <gtest/gtest.h>
+
 #include <sys/wait.h>
+#include "common/cli_runner.h"
 
 #include <algorithm>
 #include <array>
@@ -19,21 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-RunResult run(const std::string& cmd) {
-  RunResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), p) != nullptr) r.out += buf.data();
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using dagsgd::testing::run;
+using dagsgd::testing::RunResult;
 
 std::string mpirun(int np) {
   return "mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " +

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_runner.h"
+#include "common/cli_runner.h"
 
 namespace dagsgd {
 namespace {
