@@ -4,6 +4,7 @@
 // wire, gamma per byte reduced, lg = log2.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -290,7 +291,98 @@ class AnalyticalCommModel final : public CommModel {
   double tree_threshold_;
 };
 
+// Prices a dense allreduce from the fabric's measured latencies for this worker count
+// (make_comm_model). `formula` prices sizes above the largest measured one (its growth from
+// there) and keeps the precision's bytes per element.
+class MeasuredCommModel final : public CommModel {
+ public:
+  MeasuredCommModel(const MeasuredAllreduce& curve, std::unique_ptr<CommModel> formula,
+                    Precision precision)
+      : curve_(curve),
+        formula_(std::move(formula)),
+        bytes_per_element_(bytes_per_element(precision)) {}
+
+  // Until the slowest rank has the result.
+  Nanos exchange_time(std::int64_t elements) const override { return phases(elements).total(); }
+
+  // The average rank's latency: startup = the smallest measured size's latency (what a message
+  // costs that the wire does not limit), body = the rest; tail = the slowest rank's extra.
+  CollectivePhases phases(std::int64_t elements) const override {
+    if (elements < 0) throw std::invalid_argument("exchange_time: negative element count");
+    CollectivePhases ph;
+    if (elements == 0) return ph;
+    const Nanos avg = latency(elements, /*slowest=*/false);
+    const Nanos slow = curve_.slowest.empty() ? avg : latency(elements, /*slowest=*/true);
+    ph.startup = std::min(avg, startup_latency());
+    ph.body = avg - ph.startup;
+    ph.tail = std::max<Nanos>(0, slow - avg);
+    return ph;
+  }
+
+  Nanos startup_latency() const override { return curve_.points.front().second; }
+
+  std::string algorithm_for(std::int64_t /*elements*/) const override { return kMeasuredAlgorithm; }
+
+ private:
+  // Linear between measured sizes; below the smallest, its latency (a floor); above the largest,
+  // the formula's growth from there.
+  Nanos latency(std::int64_t elements, bool slowest) const {
+    const auto& pts = curve_.points;
+    auto at = [&](std::size_t k) {
+      return static_cast<double>(slowest ? curve_.slowest[k] : pts[k].second);
+    };
+    const double bytes = static_cast<double>(elements) * bytes_per_element_;
+    if (bytes <= static_cast<double>(pts.front().first)) return std::llround(at(0));
+    const std::size_t last = pts.size() - 1;
+    if (bytes >= static_cast<double>(pts[last].first)) {
+      const std::int64_t last_elements =
+          std::max<std::int64_t>(1, pts[last].first / bytes_per_element_);
+      return std::llround(at(last)) +
+             std::max<Nanos>(
+                 0, formula_->exchange_time(elements) - formula_->exchange_time(last_elements));
+    }
+    auto hi = std::upper_bound(pts.begin(), pts.end(), bytes,
+                               [](double b, const std::pair<Bytes, Nanos>& p) {
+                                 return b < static_cast<double>(p.first);
+                               });
+    const auto k = static_cast<std::size_t>(std::distance(pts.begin(), hi));
+    const double f = (bytes - static_cast<double>(pts[k - 1].first)) /
+                     static_cast<double>(pts[k].first - pts[k - 1].first);
+    return std::llround(at(k - 1) + f * (at(k) - at(k - 1)));
+  }
+
+  MeasuredAllreduce curve_;
+  std::unique_ptr<CommModel> formula_;
+  int bytes_per_element_;
+};
+
+// The measured curve that prices every collective of `topo`, if one does (make_comm_model).
+const MeasuredAllreduce* measured_curve(const Topology& topo) {
+  const std::vector<MeasuredAllreduce>* curves = nullptr;
+  if (topo.nodes == 1) {
+    curves = &topo.intra.measured;
+  } else if (topo.gpus_per_node == 1 || topo.intra.measured == topo.inter.measured) {
+    curves = &topo.inter.measured;
+  }
+  if (curves == nullptr) return nullptr;
+  for (const auto& c : *curves) {
+    if (c.ranks == topo.workers() && c.points.size() >= 2 &&
+        (c.slowest.empty() || c.slowest.size() == c.points.size())) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+CollectivePhases CommModel::phases(std::int64_t elements) const {
+  CollectivePhases ph;
+  const Nanos total = exchange_time(elements);
+  ph.startup = elements > 0 ? std::min(total, startup_latency()) : 0;
+  ph.body = total - ph.startup;
+  return ph;
+}
 
 LinkCost LinkCost::from_fabric(const FabricSpec& f) {
   LinkCost l;
@@ -298,6 +390,7 @@ LinkCost LinkCost::from_fabric(const FabricSpec& f) {
   l.beta_ns_per_byte = f.achievable_bandwidth > 0 ? 1e9 / f.achievable_bandwidth : 0;
   l.eager_limit = f.eager_limit;
   l.rendezvous_ns = static_cast<double>(f.rendezvous_latency);
+  l.measured = f.measured_allreduce;
   return l;
 }
 
@@ -342,9 +435,11 @@ Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
   }
   DAGSGD_TRY(check_link(topo.intra, "intra-node"));
   DAGSGD_TRY(check_link(topo.inter, "inter-node"));
-  if (config.algorithm != detail::kAuto && detail::find_algorithm(config.algorithm) == nullptr) {
+  const bool measured = config.algorithm == kMeasuredAlgorithm;
+  if (!measured && config.algorithm != detail::kAuto &&
+      detail::find_algorithm(config.algorithm) == nullptr) {
     return Error{"unknown algorithm '" + config.algorithm +
-                 "'; valid algorithms: " + detail::valid_names()};
+                 "'; valid algorithms: " + detail::valid_names() + ", " + kMeasuredAlgorithm};
   }
   if (!(config.topk >= 0 && config.topk <= 1)) {
     return Error{"topk must be a fraction in [0, 1], got " + std::to_string(config.topk)};
@@ -352,7 +447,31 @@ Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
   if (config.ps_servers < 0) {
     return Error{"ps_servers must be >= 0, got " + std::to_string(config.ps_servers)};
   }
-  return std::unique_ptr<CommModel>(std::make_unique<AnalyticalCommModel>(topo, config));
+  const MeasuredAllreduce* curve = nullptr;
+  if ((measured || config.algorithm == detail::kAuto) && topo.workers() > 1) {
+    curve = measured_curve(topo);
+  }
+  if (measured) {
+    if (config.topk > 0 || config.ps_servers > 0) {
+      return Error{
+          "algorithm 'measured' prices dense allreduces: it does not combine with top-k "
+          "or parameter servers"};
+    }
+    if (topo.workers() > 1 && curve == nullptr) {
+      return Error{"algorithm 'measured' needs a fabric with a measured allreduce curve for " +
+                   std::to_string(topo.workers()) +
+                   " ranks over one link (`dagsgd calibrate` writes one from a benchmark log)"};
+    }
+  }
+  if (curve != nullptr && config.topk == 0 && config.ps_servers == 0) {
+    ExchangeConfig formula = config;
+    formula.algorithm = detail::kAuto;
+    return std::unique_ptr<CommModel>(std::make_unique<MeasuredCommModel>(
+        *curve, std::make_unique<AnalyticalCommModel>(topo, formula), config.precision));
+  }
+  ExchangeConfig formula = config;
+  if (measured) formula.algorithm = detail::kAuto;  // one worker: nothing to price
+  return std::unique_ptr<CommModel>(std::make_unique<AnalyticalCommModel>(topo, formula));
 }
 
 }  // namespace dagsgd::model

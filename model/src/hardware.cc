@@ -32,6 +32,7 @@ const std::vector<std::string> kFabricFields = {"name",
                                                 "latency_us",
                                                 "eager_limit_bytes",
                                                 "rendezvous_latency_us",
+                                                "allreduce_measured",
                                                 "source"};
 const std::vector<std::string> kScopes = {"intra", "inter", "both"};
 
@@ -119,6 +120,75 @@ Expected<GpuSpec> parse_gpu(const Json& j) {
   return g;
 }
 
+// "allreduce_measured": [{"ranks": 2, "sizes_bytes": [...], "latency_us": [...]}, ...]
+Expected<std::vector<MeasuredAllreduce>> parse_measured(const Json& j) {
+  const std::string field = "'allreduce_measured'";
+  if (!j.is_array()) return Error{field + " must be a list, got " + j.dump()};
+  std::vector<MeasuredAllreduce> out;
+  std::set<int> seen;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const Json& c = j[i];
+    const std::string where = field + " entry " + std::to_string(i);
+    if (!c.is_object()) return Error{where + " must be an object"};
+    Row row(c);
+    auto only = row.only_fields({"ranks", "sizes_bytes", "latency_us", "max_latency_us"});
+    if (!only) return Error{where + ": " + only.error().message};
+    auto ranks = row.number("ranks", true, true);
+    if (!ranks) return Error{where + ": " + ranks.error().message};
+    if (*ranks < 2 || *ranks != std::floor(*ranks)) {
+      return Error{where + ": 'ranks' must be a whole number >= 2"};
+    }
+    MeasuredAllreduce m;
+    m.ranks = static_cast<int>(*ranks);
+    if (!seen.insert(m.ranks).second) {
+      return Error{where + ": a second curve for " + std::to_string(m.ranks) + " ranks"};
+    }
+    auto sizes = c.find("sizes_bytes");
+    auto lat = c.find("latency_us");
+    if (sizes == c.end() || lat == c.end() || !sizes->is_array() || !lat->is_array() ||
+        sizes->size() != lat->size() || sizes->size() < 2) {
+      return Error{where +
+                   ": needs lists 'sizes_bytes' and 'latency_us' of the same length, "
+                   "at least 2"};
+    }
+    for (std::size_t k = 0; k < sizes->size(); ++k) {
+      const Json& b = (*sizes)[k];
+      const Json& t = (*lat)[k];
+      if (!b.is_number_integer() || b.get<std::int64_t>() <= 0) {
+        return Error{where + ": sizes_bytes[" + std::to_string(k) +
+                     "] must be a whole number > 0, got " + b.dump()};
+      }
+      if (!t.is_number() || !std::isfinite(t.get<double>()) || t.get<double>() <= 0) {
+        return Error{where + ": latency_us[" + std::to_string(k) + "] must be > 0, got " +
+                     t.dump()};
+      }
+      const Bytes bytes = b.get<std::int64_t>();
+      if (!m.points.empty() && bytes <= m.points.back().first) {
+        return Error{where + ": sizes_bytes must increase (" + std::to_string(bytes) + " after " +
+                     std::to_string(m.points.back().first) + ")"};
+      }
+      m.points.emplace_back(bytes, from_micros(t.get<double>()));
+    }
+    if (auto mx = c.find("max_latency_us"); mx != c.end()) {
+      if (!mx->is_array() || mx->size() != sizes->size()) {
+        return Error{where + ": 'max_latency_us' must be a list as long as 'sizes_bytes'"};
+      }
+      for (std::size_t k = 0; k < mx->size(); ++k) {
+        const Json& t = (*mx)[k];
+        if (!t.is_number() || !std::isfinite(t.get<double>()) ||
+            from_micros(t.get<double>()) < m.points[k].second) {
+          return Error{where + ": max_latency_us[" + std::to_string(k) +
+                       "] must be a number >= latency_us[" + std::to_string(k) + "], got " +
+                       t.dump()};
+        }
+        m.slowest.push_back(from_micros(t.get<double>()));
+      }
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 Expected<FabricSpec> parse_fabric(const Json& j) {
   if (!j.is_object()) return Error{"must be an object"};
   Row row(j);
@@ -164,6 +234,11 @@ Expected<FabricSpec> parse_fabric(const Json& j) {
     return Error{"'rendezvous_latency_us' needs 'eager_limit_bytes' > 0"};
   }
   f.rendezvous_latency = from_micros(*rendezvous);
+  if (auto it = j.find("allreduce_measured"); it != j.end()) {
+    auto measured = parse_measured(*it);
+    DAGSGD_TRY(measured);
+    f.measured_allreduce = std::move(*measured);
+  }
   return f;
 }
 
@@ -295,6 +370,29 @@ std::string fabric_to_json(const FabricSpec& f) {
   if (f.eager_limit > 0) {
     j["eager_limit_bytes"] = f.eager_limit;
     j["rendezvous_latency_us"] = human_number(to_micros(f.rendezvous_latency));
+  }
+  if (!f.measured_allreduce.empty()) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& m : f.measured_allreduce) {
+      // Built apart: a reference into an ordered_json object dies with its next insertion.
+      nlohmann::ordered_json sizes = nlohmann::ordered_json::array();
+      nlohmann::ordered_json lat = nlohmann::ordered_json::array();
+      for (const auto& [bytes, nanos] : m.points) {
+        sizes.push_back(bytes);
+        lat.push_back(human_number(to_micros(nanos)));
+      }
+      nlohmann::ordered_json c;
+      c["ranks"] = m.ranks;
+      c["sizes_bytes"] = std::move(sizes);
+      c["latency_us"] = std::move(lat);
+      if (!m.slowest.empty()) {
+        nlohmann::ordered_json mx = nlohmann::ordered_json::array();
+        for (Nanos t : m.slowest) mx.push_back(human_number(to_micros(t)));
+        c["max_latency_us"] = std::move(mx);
+      }
+      list.push_back(std::move(c));
+    }
+    j["allreduce_measured"] = std::move(list);
   }
   j["source"] = f.source;
   return j.dump(2);

@@ -108,12 +108,15 @@ int main(int argc, char** argv) {
     std::printf("# dagsgd allreduce latency benchmark (OSU format), %d ranks, %ld iterations%s%s\n",
                 size, o.iterations, o.nonblocking ? ", MPI_Iallreduce + MPI_Wait" : "",
                 o.in_place ? ", in place" : "");
-    std::printf("# Size       Avg Latency(us)\n");
+    // OSU's full table (-f). Min and Max here are per iteration: the mean over iterations of
+    // the fastest and of the slowest rank's time (when the last rank has its result).
+    std::printf("# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n");
     std::fflush(stdout);
   }
   for (long bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 2) {
     int count = static_cast<int>(bytes / 4);
     double total = 0;
+    std::vector<double> times(static_cast<std::size_t>(o.iterations));
     MPI_Barrier(MPI_COMM_WORLD);
     for (long i = 0; i < o.warmup + o.iterations; ++i) {
       double t0 = MPI_Wtime();
@@ -128,14 +131,31 @@ int main(int argc, char** argv) {
         MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       }
       double t1 = MPI_Wtime();
-      if (i >= o.warmup) total += t1 - t0;
+      if (i >= o.warmup) {
+        total += t1 - t0;
+        times[static_cast<std::size_t>(i - o.warmup)] = t1 - t0;
+      }
       MPI_Barrier(MPI_COMM_WORLD);
     }
     double mine = total * 1e6 / static_cast<double>(o.iterations);
     double sum = 0;
     MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    std::vector<double> slowest(times.size());
+    std::vector<double> fastest(times.size());
+    MPI_Reduce(times.data(), slowest.data(), static_cast<int>(times.size()), MPI_DOUBLE, MPI_MAX, 0,
+               MPI_COMM_WORLD);
+    MPI_Reduce(times.data(), fastest.data(), static_cast<int>(times.size()), MPI_DOUBLE, MPI_MIN, 0,
+               MPI_COMM_WORLD);
     if (rank == 0) {
-      std::printf("%-10ld%18.2f\n", bytes, sum / size);
+      double max_sum = 0;
+      double min_sum = 0;
+      for (std::size_t k = 0; k < times.size(); ++k) {
+        max_sum += slowest[k];
+        min_sum += fastest[k];
+      }
+      const double n = static_cast<double>(o.iterations);
+      std::printf("%-10ld%18.2f%18.2f%18.2f%12ld\n", bytes, sum / size, min_sum * 1e6 / n,
+                  max_sum * 1e6 / n, o.iterations);
       std::fflush(stdout);
     }
   }

@@ -174,8 +174,13 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const trace::Impo
   model::Topology base = run_topology(run, td);
   std::string algorithm = options.algorithm;
   if (algorithm == "auto") {
+    // What the trace says (NCCL's kernel names), unless the target fabric carries measured
+    // latencies: those already are what the library does there.
     std::string said = trace_algorithm(run);
-    if (!said.empty() && options.target) algorithm = said;
+    if (!said.empty() && options.target && options.target->intra.measured.empty() &&
+        options.target->inter.measured.empty()) {
+      algorithm = said;
+    }
   }
   out.comm.topology = base;
   std::map<int, std::unique_ptr<model::CommModel>> models;  // by group size
@@ -318,10 +323,11 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const trace::Impo
   }
 
   // Durations of the collectives under the model.
-  std::vector<Nanos> coll_dur(td.collectives.size());
+  std::vector<model::CollectivePhases> coll_dur(td.collectives.size());
+  std::vector<bool> modeled_tails(td.collectives.size(), false);
   for (std::size_t ci = 0; ci < td.collectives.size(); ++ci) {
     const auto& c = td.collectives[ci];
-    coll_dur[ci] = c.measured;
+    coll_dur[ci] = {0, c.measured, 0};
     bool can = options.comm == CommMode::kModeled && c.bytes > 0 && modelable(c.name) &&
                c.ranks > 1 && (c.joined || options.target || out.comm.source == "run") &&
                !(out.comm.source == "run" && out.comm.topology.intra.beta_ns_per_byte <= 0);
@@ -333,15 +339,35 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const trace::Impo
     if (!m) return m.error();
     auto elements =
         static_cast<std::int64_t>(static_cast<double>(c.bytes) / 4.0 * traffic_factor(c.name));
-    coll_dur[ci] = (*m)->exchange_time(std::max<std::int64_t>(1, elements));
+    coll_dur[ci] = (*m)->phases(std::max<std::int64_t>(1, elements));
+    // Onto a target fabric, the modeled parts replace the measured ones, the ranks' lags
+    // included. The run's own fit keeps the measured lags and serializes whole collectives (it
+    // was fitted so), and Kineto traces have no startup or tail tasks: there the whole time is
+    // the join's.
+    if (c.startup_task != model::kNoTask && out.comm.source == "fabric") {
+      modeled_tails[ci] = true;
+    } else {
+      coll_dur[ci] = {0, coll_dur[ci].total(), 0};
+    }
     ++out.modeled_collectives;
   }
 
   auto run_with = [&](double comm_scale) -> model::Expected<SimResult> {
     model::Dag dag = td.dag;
+    auto scaled = [comm_scale](Nanos d) {
+      return static_cast<Nanos>(std::llround(static_cast<double>(d) * comm_scale));
+    };
     for (std::size_t ci = 0; ci < td.collectives.size(); ++ci) {
-      dag.mutable_task(td.collectives[ci].task).duration =
-          static_cast<Nanos>(std::llround(static_cast<double>(coll_dur[ci]) * comm_scale));
+      const auto& c = td.collectives[ci];
+      dag.mutable_task(c.task).duration = scaled(coll_dur[ci].body);
+      if (c.startup_task != model::kNoTask) {
+        dag.mutable_task(c.startup_task).duration = scaled(coll_dur[ci].startup);
+      }
+      if (modeled_tails[ci]) {
+        for (model::TaskId t : c.rank_tails) {
+          if (t != model::kNoTask) dag.mutable_task(t).duration = scaled(coll_dur[ci].tail);
+        }
+      }
     }
     return simulate(dag);
   };

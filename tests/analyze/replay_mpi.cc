@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -15,14 +16,20 @@ namespace {
 using dagsgd::testing::run_cli;
 namespace fs = std::filesystem;
 
-TEST(ReplayMpi, TracedTwoRankRunReplaysWithinTolerance) {
-  std::string dir = (fs::temp_directory_path() / "dagsgd-replay-mpi-run").string();
+// A fresh 2-rank `dagsgd train --model mlp --overlap wfbp` run directory; "" if it failed.
+std::string traced_run(const std::string& name, int iterations) {
+  std::string dir = (fs::temp_directory_path() / name).string();
   fs::remove_all(dir);
   std::string cmd = "mpirun --allow-run-as-root --oversubscribe -np 2 " +
-                    std::string(DAGSGD_BINARY) +
-                    " train --model mlp --iterations 40 --overlap wfbp --no-eval --trace " + dir +
+                    std::string(DAGSGD_BINARY) + " train --model mlp --iterations " +
+                    std::to_string(iterations) + " --overlap wfbp --no-eval --trace " + dir +
                     " >/dev/null 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  return std::system(cmd.c_str()) == 0 ? dir : "";
+}
+
+TEST(ReplayMpi, TracedTwoRankRunReplaysWithinTolerance) {
+  const std::string dir = traced_run("dagsgd-replay-mpi-run", 40);
+  ASSERT_FALSE(dir.empty());
 
   auto modeled = run_cli("replay --json " + dir);
   ASSERT_EQ(modeled.code, 0) << modeled.err;
@@ -56,6 +63,49 @@ TEST(ReplayMpi, TracedTwoRankRunReplaysWithinTolerance) {
     EXPECT_LE(r["comm_exposed_s"].get<double>() + r["overlap_s"].get<double>(),
               r["comm_total_s"].get<double>() * 1.0001 + 1e-9);
   }
+  fs::remove_all(dir);
+}
+
+// Onto a target fabric with measured allreduce latencies: the curve prices the collectives, and
+// the slowest rank's extra latency (the tail) replaces the ranks' measured lags, so a fabric
+// whose slowest rank is 10 ms behind the average one predicts a longer iteration.
+TEST(ReplayMpi, MeasuredCurveAndItsSlowestRankReachTheReplay) {
+  const std::string dir = traced_run("dagsgd-replay-mpi-curve", 10);
+  ASSERT_FALSE(dir.empty());
+  auto fabric = [&](const std::string& name, double lag_us) {
+    std::string f = dir + "/" + name + ".json";
+    std::string curve = R"({"ranks": 2, "sizes_bytes": [1000, 1000000], "latency_us": [100, 1100])";
+    if (lag_us > 0) {
+      curve += ", \"max_latency_us\": [" + std::to_string(100 + lag_us) + ", " +
+               std::to_string(1100 + lag_us) + "]";
+    }
+    curve += "}";
+    std::ofstream(f) << R"({"name": ")" << name
+                     << R"(", "description": "test", "scope": "both", "nominal_gbps": 8,)"
+                     << R"( "achievable_gbps": 8, "latency_us": 10, "source": "test",)"
+                     << R"( "allreduce_measured": [)" << curve << "]}";
+    return f;
+  };
+  auto predicted = [&](const std::string& name, double lag_us) {
+    auto r = run_cli("replay --json " + dir + " --intra " + name + " --inter " + name +
+                     " --fabric-file " + fabric(name, lag_us));
+    EXPECT_EQ(r.code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_EQ(j["comm"]["source"], "fabric") << r.out;
+    EXPECT_EQ(j["comm"]["modeled_collectives"], 3 * 10) << r.out;
+    return j["predicted_iteration_s"].get<double>();
+  };
+  const double even = predicted("even", 0);
+  const double lagging = predicted("lagging", 10'000);
+  // Each iteration waits for its last collective's tail at least once (10 ms); the tails of the
+  // earlier collectives overlap what follows them.
+  EXPECT_GT(lagging - even, 0.009) << even << " vs " << lagging;
+  EXPECT_LT(lagging - even, 0.031) << even << " vs " << lagging;
+  auto strict =
+      run_cli("replay --json " + dir + " --intra 10gbe --inter 10gbe --algorithm measured");
+  EXPECT_EQ(strict.code, 2) << strict.out;
+  EXPECT_NE(strict.err.find("measured allreduce curve for 2 ranks"), std::string::npos)
+      << strict.err;
   fs::remove_all(dir);
 }
 

@@ -271,5 +271,108 @@ TEST(CommModel, LinkFromFabric) {
   EXPECT_DOUBLE_EQ(reduction_ns_per_byte(g), 3.0 / 900);
 }
 
+// A measured curve for p workers: 100 us at 1 KB, 1100 us at 1 MB (1 ns/byte from there).
+MeasuredAllreduce curve(int p) { return {p, {{1'000, 100'000}, {1'000'000, 1'100'000}}}; }
+
+Nanos measured_cost(const Topology& t, const std::string& algorithm, std::int64_t elements,
+                    Precision precision = Precision::kFp32) {
+  return cost(t, algorithm, elements, precision);
+}
+
+TEST(CommModel, MeasuredCurveByHand) {
+  Topology t = flat(4);
+  t.intra.measured = {curve(2), curve(4)};
+  // Between the points, linear: 250 elements = 1000 bytes -> 100 us; 500'500 bytes is halfway.
+  EXPECT_EQ(measured_cost(t, "auto", 250), 100'000);
+  EXPECT_EQ(measured_cost(t, "measured", 500'500 / 4), 600'000);
+  // Below the smallest size: its latency (a floor); zero elements cost nothing.
+  EXPECT_EQ(measured_cost(t, "auto", 1), 100'000);
+  EXPECT_EQ(measured_cost(t, "auto", 0), 0);
+  // Above the largest: the formula's growth from there. The ring on 4: 2(p-1)/p·Δbytes·β +
+  // (p-1)/p·Δbytes·γ = 1.5·1e6 + 0.375·1e6 for 1 MB more.
+  EXPECT_EQ(measured_cost(t, "auto", 2 * kMegabyte), 1'100'000 + 1'875'000);
+  // fp16 halves the bytes: 500 elements are 1000 bytes.
+  EXPECT_EQ(measured_cost(t, "auto", 500, Precision::kFp16), 100'000);
+  ExchangeConfig c;
+  auto m = make_comm_model(t, c);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ((*m)->algorithm_for(250), kMeasuredAlgorithm);
+  // The startup is the smallest size's latency; the rest is body; no slowest-rank curve, no
+  // tail.
+  EXPECT_EQ((*m)->startup_latency(), 100'000);
+  auto ph = (*m)->phases(500'500 / 4);
+  EXPECT_EQ(ph.startup, 100'000);
+  EXPECT_EQ(ph.body, 500'000);
+  EXPECT_EQ(ph.tail, 0);
+}
+
+TEST(CommModel, MeasuredSlowestRankIsTheTail) {
+  Topology t = flat(2);
+  MeasuredAllreduce c = curve(2);
+  c.slowest = {120'000, 1'300'000};
+  t.intra.measured = {c};
+  ExchangeConfig cfg;
+  auto m = make_comm_model(t, cfg);
+  ASSERT_TRUE(m.ok());
+  // Halfway: average 600 us, slowest 710 us.
+  auto ph = (*m)->phases(500'500 / 4);
+  EXPECT_EQ(ph.startup, 100'000);
+  EXPECT_EQ(ph.body, 500'000);
+  EXPECT_EQ(ph.tail, 110'000);
+  EXPECT_EQ((*m)->exchange_time(500'500 / 4), 710'000);
+  // Tiny: the floor of both curves.
+  EXPECT_EQ((*m)->phases(1).total(), 120'000);
+}
+
+TEST(CommModel, FormulaPhasesAreStartupAndBody) {
+  auto m = make_comm_model(flat(4), ExchangeConfig{"ring"});
+  ASSERT_TRUE(m.ok());
+  auto ph = (*m)->phases(kMegabyte);
+  EXPECT_EQ(ph.startup, 60'000);  // 2(p-1)α
+  EXPECT_EQ(ph.body, 1'935'000 - 60'000);
+  EXPECT_EQ(ph.tail, 0);
+  EXPECT_EQ((*m)->phases(0).total(), 0);
+}
+
+TEST(CommModel, MeasuredCurveOnlyWhereItApplies) {
+  Topology t = flat(4);
+  t.intra.measured = {curve(2)};  // no curve for 4 workers: the formula
+  EXPECT_EQ(measured_cost(t, "auto", kMegabyte), cost(flat(4), "auto", kMegabyte));
+  ExchangeConfig c;
+  c.algorithm = kMeasuredAlgorithm;
+  auto missing = make_comm_model(t, c);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("measured allreduce curve for 4 ranks"), std::string::npos)
+      << missing.error().message;
+  // A named formula ignores the curve.
+  t.intra.measured = {curve(4)};
+  EXPECT_EQ(measured_cost(t, "ring", kMegabyte), 1'935'000);
+  // One worker per node: the inter link's curve; two levels with different curves: formula.
+  Topology spread = flat(4, false);
+  spread.inter.measured = {curve(4)};
+  EXPECT_EQ(measured_cost(spread, "auto", 250), 100'000);
+  Topology two_level;
+  two_level.nodes = 2;
+  two_level.gpus_per_node = 2;
+  two_level.intra = link();
+  two_level.inter = link();
+  two_level.inter.measured = {curve(4)};
+  EXPECT_GT(measured_cost(two_level, "auto", 250), 0);
+  EXPECT_NE(measured_cost(two_level, "auto", 250), 100'000);
+  two_level.intra.measured = two_level.inter.measured;  // one fabric on both levels
+  EXPECT_EQ(measured_cost(two_level, "auto", 250), 100'000);
+  // Top-k is not a dense allreduce: the formula.
+  c.algorithm = kMeasuredAlgorithm;
+  c.topk = 0.01;
+  EXPECT_FALSE(make_comm_model(two_level, c).ok());
+}
+
+TEST(CommModel, MeasuredCurveFromFabric) {
+  FabricSpec f;
+  f.achievable_bandwidth = 1e9;
+  f.measured_allreduce = {curve(2)};
+  EXPECT_EQ(LinkCost::from_fabric(f).measured, f.measured_allreduce);
+}
+
 }  // namespace
 }  // namespace dagsgd::model

@@ -100,6 +100,58 @@ TEST(Hardware, JsonRoundTrip) {
   EXPECT_EQ(back->latency, 12'345);
   EXPECT_EQ(back->eager_limit, 8192);
   EXPECT_EQ(back->rendezvous_latency, 50'000);
+  EXPECT_TRUE(back->measured_allreduce.empty());
+}
+
+TEST(Hardware, MeasuredAllreduceRoundTrip) {
+  FabricSpec f;
+  f.name = "bench";
+  f.description = "benchmarked";
+  f.scope = "both";
+  f.nominal_bandwidth = 1.25e9;
+  f.achievable_bandwidth = 1.25e9;
+  f.latency = 1'000;
+  f.source = "dagsgd calibrate";
+  f.measured_allreduce = {{2, {{1024, 50'000}, {1 << 20, 2'500'000}}},
+                          {4, {{1024, 90'000}, {4096, 95'500}, {1 << 20, 4'000'000}}}};
+  const std::string text = fabric_to_json(f);
+  EXPECT_NE(text.find("\"allreduce_measured\""), std::string::npos) << text;
+  HardwareCatalog c = *HardwareCatalog::load_default();
+  ASSERT_TRUE(c.add_fabric_file(temp_file("measured.json", text)).ok());
+  auto back = c.fabric("bench");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->measured_allreduce, f.measured_allreduce);
+}
+
+TEST(Hardware, BadMeasuredAllreduceSaysWhere) {
+  struct Case {
+    std::string curves, expect;
+  };
+  const Case cases[] = {
+      {R"({"ranks": 2})", "must be a list"},
+      {R"([{"ranks": 1, "sizes_bytes": [4, 8], "latency_us": [1, 2]}])", "'ranks' must be"},
+      {R"([{"ranks": 2, "sizes_bytes": [8, 4], "latency_us": [1, 2]}])", "must increase"},
+      {R"([{"ranks": 2, "sizes_bytes": [4, 8], "latency_us": [1]}])", "same length"},
+      {R"([{"ranks": 2, "sizes_bytes": [4, 8], "latency_us": [1, -2]}])", "latency_us[1]"},
+      {R"([{"ranks": 2, "sizes_bytes": [4, 8.5], "latency_us": [1, 2]}])", "sizes_bytes[1]"},
+      {R"([{"ranks": 2, "sizes_bytes": [4, 8], "latency_us": [1, 2], "p": 2}])",
+       "unknown field 'p'"},
+      {R"([{"ranks": 2, "sizes_bytes": [4, 8], "latency_us": [1, 2]},
+           {"ranks": 2, "sizes_bytes": [4, 8], "latency_us": [1, 2]}])",
+       "a second curve for 2 ranks"},
+  };
+  for (const auto& k : cases) {
+    std::string row = kFabric;
+    row.insert(row.size() - 1, ", \"allreduce_measured\": " + k.curves);
+    const std::string path = temp_file("bad-measured.json", row);
+    HardwareCatalog c = *HardwareCatalog::load_default();
+    auto r = c.add_fabric_file(path);
+    ASSERT_FALSE(r.ok()) << k.curves;
+    const auto& msg = r.error().message;
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_NE(msg.find("allreduce_measured"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(k.expect), std::string::npos) << msg;
+  }
 }
 
 // Each bad file is rejected with the file, the row and what is wrong.

@@ -54,7 +54,10 @@ TEST(MpiTrace, RecordsEveryBenchmarkCallWithItsBytes) {
                " --min-bytes 4 --max-bytes 64 --iterations 4 --warmup 2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // The OSU table that `dagsgd calibrate` reads.
-  EXPECT_NE(r.output.find("# Size       Avg Latency(us)\n4 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  "
+                          "Iterations\n4 "),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("\n64 "), std::string::npos) << r.output;
   for (int rank = 0; rank < 2; ++rank) {
     auto t = read_trace(dir + "/rank-" + std::to_string(rank) + ".trace.json");
@@ -72,11 +75,13 @@ TEST(MpiTrace, RecordsEveryBenchmarkCallWithItsBytes) {
     auto barriers = spans(t, "MPI_Barrier");
     EXPECT_EQ(barriers.size(), 35u);
     for (const auto& e : barriers) EXPECT_EQ(e["args"]["bytes"], 0);
+    // Per size: the mean latency (one double), then the slowest and fastest rank of each of
+    // the 4 iterations (4 doubles each).
     auto reduces = spans(t, "MPI_Reduce");
-    ASSERT_EQ(reduces.size(), 5u);
-    for (const auto& e : reduces) {
-      EXPECT_EQ(e["args"]["bytes"], 8);
-      EXPECT_EQ(e["args"]["root"], 0);
+    ASSERT_EQ(reduces.size(), 15u);
+    for (std::size_t k = 0; k < reduces.size(); ++k) {
+      EXPECT_EQ(reduces[k]["args"]["bytes"], k % 3 == 0 ? 8 : 32) << k;
+      EXPECT_EQ(reduces[k]["args"]["root"], 0);
     }
     bool synced = false;
     for (const auto& e : t["traceEvents"]) {

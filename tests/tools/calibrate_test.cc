@@ -128,6 +128,59 @@ TEST(Calibrate, SeveralLogsFittedTogether) {
   EXPECT_TRUE(contains(bad.out, "--ranks applies to one log")) << bad.out;
 }
 
+// dagsgd-allreduce-bench's full table: the Max column (the slowest rank) is the default, and
+// the entry keeps the latencies for its rank count.
+TEST(Calibrate, FullTableUsesMaxAndKeepsTheCurve) {
+  const std::string log = temp_dir() + "/bench2.log";
+  ASSERT_TRUE(dagsgd::model::write_file(
+                  log,
+                  "# dagsgd allreduce latency benchmark (OSU format), 2 ranks\n"
+                  "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+                  "1024                  100.00             90.00            110.00          10\n"
+                  "65536                 400.00            380.00            440.00          10\n"
+                  "1048576              4100.00           4000.00           4510.00          10\n"
+                  "4194304             16100.00          16000.00          17710.00          10\n",
+                  true)
+                  .ok());
+  CliResult r = run("calibrate " + log + " --json", /*merge=*/false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["statistic"], "max");
+  EXPECT_DOUBLE_EQ(j["points"][3]["measured_us"].get<double>(), 17710);
+  const auto& curves = j["fabric"]["allreduce_measured"];
+  ASSERT_EQ(curves.size(), 1u) << j["fabric"];
+  EXPECT_EQ(curves[0]["ranks"], 2);
+  EXPECT_EQ(curves[0]["sizes_bytes"], nlohmann::json::array({1024, 65536, 1048576, 4194304}));
+  EXPECT_DOUBLE_EQ(curves[0]["latency_us"][1].get<double>(), 400);  // the average rank
+  EXPECT_DOUBLE_EQ(curves[0]["max_latency_us"][1].get<double>(), 440);
+
+  CliResult avg = run("calibrate " + log + " --statistic avg --no-measured --json", false);
+  ASSERT_EQ(avg.code, 0) << avg.out;
+  auto a = nlohmann::json::parse(avg.out, nullptr, false);
+  EXPECT_EQ(a["statistic"], "avg");
+  EXPECT_DOUBLE_EQ(a["points"][3]["measured_us"].get<double>(), 16100);
+  EXPECT_FALSE(a["fabric"].contains("allreduce_measured")) << a["fabric"];
+  // The entry loads back with both curves.
+  const std::string out = temp_dir() + "/bench2.json";
+  std::remove(out.c_str());
+  ASSERT_EQ(run("calibrate " + log + " --name bench2 --out " + out).code, 0);
+  auto catalog = dagsgd::model::HardwareCatalog::load_default();
+  ASSERT_TRUE(catalog->add_fabric_file(out).ok());
+  auto bench = catalog->fabric("bench2");
+  ASSERT_TRUE(bench.ok());
+  ASSERT_EQ(bench->measured_allreduce.size(), 1u);
+  EXPECT_EQ(bench->measured_allreduce[0].points[3].second, 16'100'000);
+  EXPECT_EQ(bench->measured_allreduce[0].slowest[3], 17'710'000);
+
+  CliResult no_max = run("calibrate " + kBcaffe + "allreduce2.log --statistic max");
+  EXPECT_EQ(no_max.code, 2) << no_max.out;
+  EXPECT_TRUE(contains(no_max.out, "no 'Max Latency(us)' column")) << no_max.out;
+  CliResult bad = run("calibrate " + log + " --statistic median");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_TRUE(contains(bad.out, "unknown --statistic 'median'")) << bad.out;
+}
+
 TEST(Calibrate, BadInputExitsTwo) {
   CliResult algo = run("calibrate " + kBcaffe + "allreduce4.log --algorithm butterfly");
   EXPECT_EQ(algo.code, 2);
@@ -170,7 +223,8 @@ TEST(Calibrate, CatalogEntryIsReproducible) {
   CliResult r;
   const std::string cmd = "cd " + kBcaffe + " && " + DAGSGD_BINARY +
                           " calibrate allreduce2.log allreduce4.log allreduce8.log --algorithm "
-                          "ring --name 10gbe-bcaffe-k80 --nominal-gbps 10 --json 2>/dev/null";
+                          "ring --name 10gbe-bcaffe-k80 --nominal-gbps 10 --no-measured --json "
+                          "2>/dev/null";
   FILE* p = ::popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::array<char, 4096> buf{};
@@ -190,6 +244,8 @@ TEST(Calibrate, CatalogEntryIsReproducible) {
   EXPECT_NEAR(fit["rendezvous_latency_us"].get<double>() * 1e3,
               static_cast<double>(entry->rendezvous_latency), 1);
   EXPECT_DOUBLE_EQ(entry->nominal_bandwidth, 1.25e9);
+  EXPECT_FALSE(fit.contains("allreduce_measured"));
+  EXPECT_TRUE(entry->measured_allreduce.empty());
 }
 
 }  // namespace

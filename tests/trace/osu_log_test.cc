@@ -53,7 +53,20 @@ TEST(OsuLog, FullFormatAndLauncherNoise) {
   ASSERT_TRUE(log.ok()) << log.error().message;
   ASSERT_EQ(log->points.size(), 2u);
   EXPECT_DOUBLE_EQ(log->points[1].latency_us, 1.55);
+  EXPECT_DOUBLE_EQ(log->points[1].max_latency_us, 1.70);
   EXPECT_EQ(log->points[1].line, 6);
+  // The short table has no Max column; a full header with a short row says so.
+  auto avg = parse_latency_log("# Size  Avg Latency(us)\n4  1.5\n", "avg.log");
+  ASSERT_TRUE(avg.ok());
+  EXPECT_LT(avg->points[0].max_latency_us, 0);
+  auto short_row = parse_latency_log(
+      "# Size  Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations\n4  1.5\n",
+      "short.log");
+  ASSERT_FALSE(short_row.ok());
+  EXPECT_NE(short_row.error().message.find("short.log': line 2"), std::string::npos)
+      << short_row.error().message;
+  EXPECT_NE(short_row.error().message.find("Max Latency(us) column"), std::string::npos)
+      << short_row.error().message;
 }
 
 TEST(OsuLog, NcclTests) {

@@ -177,8 +177,9 @@ namespace dagsgd::trace {
 namespace {
 
 // A two-rank `dagsgd train` run directory written by hand: one iteration, one layer, one
-// gradient group; rank 1 issues its collective 30 us after rank 0.
-std::string ssgd_run() {
+// gradient group; rank 1 issues its collective 30 us after rank 0 and observes its completion
+// `tail` us after rank 0 does (Open MPI's reduce + broadcast: the root is done first).
+std::string ssgd_run(long tail = 0) {
   std::string dir = (std::filesystem::temp_directory_path() / "dagsgd-dag-ssgd").string();
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
@@ -205,11 +206,12 @@ std::string ssgd_run() {
     s += span("io", "io", 0, 10);
     s += span("fc1", "forward", 10, 40 + d, ",\"layer\":0");
     s += span("fc1", "backward", 50 + d, 50, ",\"layer\":0");
-    s += span("collective", "comm", 100 + d, 90 - d,
+    long t = r == 1 ? tail : 0;
+    s += span("collective", "comm", 100 + d, 90 - d - tail + t,
               ",\"bucket\":0,\"collective\":\"allreduce\",\"bytes\":4000", 1);
     s += span("comm_issue", "comm", 100 + d, 5);
-    s += span("comm_wait", "comm", 105 + d, 85 - d);
-    s += span("update", "update", 190, 10);
+    s += span("comm_wait", "comm", 105 + d, 85 - d - tail + t);
+    s += span("update", "update", 190 - tail + t, 10);
     s += "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"end\",\"pid\":0,\"tid\":9,\"ts\":0,\"dur\":0}"
          "]}";
     EXPECT_TRUE(model::write_file(dir + "/" + rank_trace_name(r), s, true).ok());
@@ -234,15 +236,50 @@ TEST(TraceDag, OurRuntimeJoinsEachGradientGroup) {
     auto bwd = named(b, "fc1", r);
     ASSERT_EQ(issue.size(), 1u);
     ASSERT_EQ(bwd.size(), 2u);
-    EXPECT_TRUE(edge(b.dag.dag, issue[0], c.task));
-    EXPECT_TRUE(edge(b.dag.dag, c.task, wait[0]));
+    // issue -> startup -> join -> the rank's tail -> wait: the startup and the tails
+    // (zero-length here) are where a replay puts the parts that overlap other collectives.
+    EXPECT_TRUE(edge(b.dag.dag, issue[0], c.startup_task));
+    ASSERT_NE(c.rank_tails[static_cast<std::size_t>(r)], model::kNoTask);
+    EXPECT_TRUE(edge(b.dag.dag, c.task, c.rank_tails[static_cast<std::size_t>(r)]));
+    EXPECT_TRUE(edge(b.dag.dag, c.rank_tails[static_cast<std::size_t>(r)], wait[0]));
+    EXPECT_EQ(b.dag.dag.task(c.rank_tails[static_cast<std::size_t>(r)]).duration, 0);
     EXPECT_TRUE(edge(b.dag.dag, wait[0], update[0]));
     EXPECT_TRUE(edge(b.dag.dag, bwd[0], bwd[1]));  // program order
     EXPECT_EQ(b.dag.dag.task(bwd[1]).kind, model::TaskKind::kBackward);
     // The wait's own time is what remained after the completion (nothing here).
     EXPECT_EQ(b.dag.dag.task(wait[0]).duration, 0);
   }
+  EXPECT_TRUE(edge(b.dag.dag, c.startup_task, c.task));
+  EXPECT_EQ(b.dag.dag.task(c.startup_task).duration, 0);
+  EXPECT_EQ(b.dag.dag.task(c.task).duration, c.measured);
+  // Only the join holds the one progress engine.
+  const auto& res = b.dag.dag.resources();
+  EXPECT_EQ(res[static_cast<std::size_t>(b.dag.dag.task(c.task).resource)].capacity, 1);
+  EXPECT_GT(res[static_cast<std::size_t>(b.dag.dag.task(c.rank_tails[0]).resource)].capacity, 1);
   EXPECT_EQ(b.dag.measured_iteration.size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
+// The ranks observe completion 20 us apart: the join ends at the first, and the later rank's
+// lag is a task of its own (a replay onto another fabric replaces it with the modeled spread
+// between ranks), not fixed time in its wait.
+TEST(TraceDag, EachRanksLagAfterTheFirstCompletionIsItsOwnTask) {
+  std::string dir = ssgd_run(20);
+  auto b = build({dir});
+  ASSERT_EQ(b.dag.collectives.size(), 1u);
+  const auto& c = b.dag.collectives[0];
+  EXPECT_EQ(c.span_end[1] - c.span_end[0], 20000);
+  EXPECT_EQ(c.completed, c.span_end[0]);
+  EXPECT_EQ(c.measured, 170000 - 135000);  // last arrival to the first completion
+  ASSERT_EQ(c.rank_tails.size(), 2u);
+  EXPECT_EQ(b.dag.dag.task(c.rank_tails[0]).duration, 0);
+  EXPECT_EQ(b.dag.dag.task(c.rank_tails[1]).duration, 20000);
+  for (int r = 0; r < 2; ++r) {
+    auto wait = named(b, "comm_wait", r);
+    ASSERT_EQ(wait.size(), 1u);
+    EXPECT_TRUE(edge(b.dag.dag, c.rank_tails[static_cast<std::size_t>(r)], wait[0]));
+    EXPECT_EQ(b.dag.dag.task(wait[0]).duration, 0);
+  }
   std::filesystem::remove_all(dir);
 }
 

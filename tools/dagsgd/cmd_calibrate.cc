@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,8 @@ struct CalibrateFlags {
   std::string scope = "inter";
   double nominal_gbps = 0;
   bool no_step = false;
+  bool no_measured = false;
+  std::string statistic = "auto";  // avg, max, or auto (max when the log has it)
   bool json = false;
   std::string out;
   bool force = false;
@@ -72,6 +75,7 @@ std::string command_line(const CalibrateFlags& f, const std::vector<int>& ranks)
   for (const auto& log : f.logs) cmd += " " + log;
   if (ranks.size() == 1) cmd += " --ranks " + std::to_string(ranks.front());
   cmd += " --algorithm " + f.algorithm;
+  if (f.statistic != "auto") cmd += " --statistic " + f.statistic;
   if (f.no_step) cmd += " --no-step";
   return cmd;
 }
@@ -79,12 +83,22 @@ std::string command_line(const CalibrateFlags& f, const std::vector<int>& ranks)
 struct LoadedLog {
   trace::LatencyLog log;
   model::TimingSeries series;
+  bool max = false;  // the points are the Max Latency(us) column
 };
 
 // Reads one log and decides its rank count: --ranks, else the file name, else the log itself.
-model::Expected<LoadedLog> load_log(const std::string& path, int flag_ranks) {
+model::Expected<LoadedLog> load_log(const std::string& path, int flag_ranks,
+                                    const std::string& statistic) {
   auto log = trace::read_latency_log(path);
   if (!log) return log.error();
+  const bool has_max = std::all_of(
+      log->points.begin(), log->points.end(),
+      [](const trace::LatencyPoint& p) { return p.bytes == 0 || p.max_latency_us >= 0; });
+  if (statistic == "max" && !has_max) {
+    return model::Error{"calibrate: --statistic max: the log '" + path +
+                        "' has no 'Max Latency(us)' column (OSU's full table, osu_allreduce -f)"};
+  }
+  const bool use_max = statistic == "max" || (statistic == "auto" && has_max);
   int ranks = flag_ranks;
   if (ranks == 0) {
     if (auto from_name = ranks_from_file_name(path)) {
@@ -108,22 +122,62 @@ model::Expected<LoadedLog> load_log(const std::string& path, int flag_ranks) {
     std::fprintf(stderr, "dagsgd: warning: the log '%s' states %d ranks, calibrating for %d\n",
                  path.c_str(), *log->ranks, ranks);
   }
-  LoadedLog out{*log, {ranks, {}}};
+  LoadedLog out{*log, {ranks, {}}, use_max};
   int zero_sized = 0;
   for (const auto& p : log->points) {
     if (p.bytes == 0) {
       ++zero_sized;
       continue;
     }
-    if (!(p.latency_us > 0)) {
+    const double us = use_max ? p.max_latency_us : p.latency_us;
+    if (!(us > 0)) {
       return model::Error{"log '" + path + "': line " + std::to_string(p.line) +
                           ": latency must be > 0 to calibrate"};
     }
-    out.series.points.push_back({p.bytes, p.latency_us * 1e3});
+    out.series.points.push_back({p.bytes, us * 1e3});
   }
   if (zero_sized > 0) {
     std::fprintf(stderr, "dagsgd: note: '%s': skipped %d zero-byte row(s)\n", path.c_str(),
                  zero_sized);
+  }
+  return out;
+}
+
+// The logs' latencies as the entry's measured curves, one per rank count: the average rank's
+// latency, and the slowest rank's where every log of that rank count has a Max column; sizes
+// in increasing order, a size measured several times (in one log or in two of the same rank
+// count) averaged.
+std::vector<model::MeasuredAllreduce> measured_curves(const std::vector<LoadedLog>& logs) {
+  struct Acc {
+    double avg = 0;
+    double max = 0;
+    int n = 0;
+    bool has_max = true;
+  };
+  std::map<int, std::map<model::Bytes, Acc>> by_ranks;
+  for (const auto& l : logs) {
+    for (const auto& p : l.log.points) {
+      if (p.bytes == 0) continue;
+      Acc& a = by_ranks[l.series.ranks][p.bytes];
+      a.avg += p.latency_us * 1e3;
+      a.max += p.max_latency_us * 1e3;
+      a.has_max = a.has_max && p.max_latency_us >= p.latency_us;
+      ++a.n;
+    }
+  }
+  std::vector<model::MeasuredAllreduce> out;
+  for (const auto& [ranks, sizes] : by_ranks) {
+    if (sizes.size() < 2) continue;
+    model::MeasuredAllreduce m;
+    m.ranks = ranks;
+    bool has_max = true;
+    for (const auto& [bytes, a] : sizes) {
+      m.points.emplace_back(bytes, std::llround(a.avg / a.n));
+      m.slowest.push_back(std::llround(a.max / a.n));
+      has_max = has_max && a.has_max;
+    }
+    if (!has_max) m.slowest.clear();
+    out.push_back(std::move(m));
   }
   return out;
 }
@@ -144,19 +198,33 @@ int run_calibrate(const CalibrateFlags& f) {
         "-> 4) or log gives its rank count");
   }
   std::vector<model::TimingSeries> series;
+  std::vector<LoadedLog> loaded_logs;
   std::vector<int> ranks;
   std::string sizes;  // "266 sizes of 'a.log' (p=2), ..."
   std::string benchmark;
+  if (f.statistic != "auto" && f.statistic != "avg" && f.statistic != "max") {
+    return report_error("calibrate: unknown --statistic '" + f.statistic +
+                        "'; valid: auto, avg, max");
+  }
+  std::string statistic_used;
   for (const auto& path : f.logs) {
-    auto loaded = load_log(path, f.ranks);
+    auto loaded = load_log(path, f.ranks, f.statistic);
     if (!loaded) return report_error(loaded.error().message);
+    const std::string used = loaded->max ? "max" : "avg";
+    if (!statistic_used.empty() && statistic_used != used) {
+      return report_error("calibrate: '" + path + "' has " + (loaded->max ? "a" : "no") +
+                          " Max Latency(us) column and an earlier log has " +
+                          (loaded->max ? "none" : "one") + "; pass --statistic avg");
+    }
+    statistic_used = used;
     if (benchmark.empty()) {
       benchmark = loaded->log.benchmark.empty() ? loaded->log.format : loaded->log.benchmark;
     }
     ranks.push_back(loaded->series.ranks);
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(loaded->series.points.size()) +
              " sizes of '" + file_name(path) + "' (p=" + std::to_string(loaded->series.ranks) + ")";
-    series.push_back(std::move(loaded->series));
+    series.push_back(loaded->series);
+    loaded_logs.push_back(std::move(*loaded));
   }
   model::CalibrationOptions options;
   options.algorithm = f.algorithm;
@@ -169,8 +237,8 @@ int run_calibrate(const CalibrateFlags& f) {
   if (name.empty()) {
     for (const auto& path : f.logs) name += (name.empty() ? "" : "+") + file_stem(path);
   }
-  const std::string fitted =
-      f.algorithm + " allreduce formula fitted to " + sizes + ", " + benchmark;
+  const std::string fitted = f.algorithm + " allreduce formula fitted to " + sizes + ", " +
+                             benchmark + (statistic_used == "max" ? ", max latency" : "");
   const std::string description =
       f.description.empty() ? "fitted link: " + fitted : f.description + "; " + fitted;
   const std::string source = command_line(f, ranks) + " (rms relative error " +
@@ -179,6 +247,7 @@ int run_calibrate(const CalibrateFlags& f) {
   auto fabric = model::fabric_from_calibration(*fit, name, f.scope, description, source,
                                                f.nominal_gbps * kBytesPerSecPerGbps);
   if (!fabric) return report_error(where + ": " + fabric.error().message);
+  if (!f.no_measured) fabric->measured_allreduce = measured_curves(loaded_logs);
   const std::string entry = model::fabric_to_json(*fabric);
   const double gbps = fit->bandwidth() / kBytesPerSecPerGbps;
   if (f.nominal_gbps > 0 && gbps > f.nominal_gbps) {
@@ -199,6 +268,7 @@ int run_calibrate(const CalibrateFlags& f) {
     j["benchmark"] = benchmark;
     j["ranks"] = ranks;
     j["algorithm"] = f.algorithm;
+    j["statistic"] = statistic_used;
     j["alpha_us"] = fit->link.alpha_ns / 1e3;
     j["beta_ns_per_byte"] = fit->link.beta_ns_per_byte;
     j["bandwidth_gbps"] = gbps;
@@ -222,7 +292,9 @@ int run_calibrate(const CalibrateFlags& f) {
     return kExitOk;
   }
 
-  std::printf("calibrate: %s; %s formula\n", sizes.c_str(), f.algorithm.c_str());
+  std::printf(
+      "calibrate: %s; %s formula; %s\n", sizes.c_str(), f.algorithm.c_str(),
+      statistic_used == "max" ? "Max Latency(us) column (the slowest rank)" : "average latency");
   std::printf("fit: alpha %.2f us per message, beta %.4f ns/byte (%.3f Gbit/s, %.3f GB/s)\n",
               fit->link.alpha_ns / 1e3, fit->link.beta_ns_per_byte, gbps, fit->bandwidth() / 1e9);
   if (fit->has_step()) {
@@ -271,6 +343,14 @@ void add_calibrate(CLI::App& root, Action& action) {
                   "the link's line rate in Gbit/s for the entry (default: the fitted bandwidth)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-step", flags->no_step, "fit alpha and beta only, without a step");
+  cmd->add_option("--statistic", flags->statistic,
+                  "which latency to use: max (the slowest rank; a replayed collective ends when "
+                  "its last rank has the result), avg, or auto (default: max when the log has a "
+                  "'Max Latency(us)' column, as OSU's -f table and dagsgd-allreduce-bench do)");
+  cmd->add_flag(
+      "--no-measured", flags->no_measured,
+      "leave the log's latencies out of the entry (by default they are kept as "
+      "'allreduce_measured' and price allreduces of that rank count in place of the fit)");
   cmd->add_flag("--json", flags->json, "print the fit, residuals and entry as JSON");
   cmd->add_option("--out", flags->out, "write the fabric entry to this file");
   cmd->add_flag("--force", flags->force, "let --out replace an existing file");

@@ -81,6 +81,7 @@ int run_replay(const TraceOptions& o) {
   }
   if (o.algorithm != "auto") {
     auto names = model::comm_algorithm_names();
+    names.emplace_back(model::kMeasuredAlgorithm);
     bool known = false;
     std::string list;
     for (const auto& n : names) {
@@ -178,8 +179,10 @@ void add_replay(CLI::App& root, Action& action) {
   sub->add_option("--fabric-file", opts->fabric_file,
                   "Extra fabric definitions (e.g. from 'dagsgd calibrate --out')");
   sub->add_option("--algorithm", opts->algorithm,
-                  "Collective algorithm with a target fabric (default auto: what the trace says, "
-                  "else the NCCL-like choice by size)");
+                  "Collective algorithm with a target fabric (default auto: the fabric's "
+                  "measured allreduce latencies where it has them for the rank count, else what "
+                  "the trace says, else the NCCL-like choice by size; 'measured' insists on the "
+                  "measured latencies)");
   sub->add_option("--gpus-per-node", opts->gpus_per_node,
                   "Ranks per node on the target (default: from the run's hosts)");
   sub->add_option("--timeline", opts->timeline,

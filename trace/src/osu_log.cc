@@ -58,7 +58,8 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
   int nccl_size_col = -1;
   int nccl_time_col = -1;
   int nccl_rank_lines = 0;
-  int prefix_line = 0;  // first row with a "<ranks>," prefix
+  int prefix_line = 0;   // first row with a "<ranks>," prefix
+  int osu_max_col = -1;  // the "Max Latency(us)" column of a full OSU table
   std::istringstream in(text);
   std::string raw;
   int line_no = 0;
@@ -79,6 +80,15 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
         if (table == Table::kNccl) return fail("an OSU table header inside a nccl-tests log");
         table = Table::kOsu;
         log.format = "osu";
+        // The full table (osu_allreduce -f, dagsgd-allreduce-bench): "Size Avg Latency(us)
+        // Min Latency(us) Max Latency(us) Iterations"; each "<X> Latency(us)" is one column.
+        osu_max_col = -1;
+        int col = 1;
+        for (std::size_t i = 1; i + 1 < toks.size(); ++i) {
+          if (toks[i + 1] != "Latency(us)") continue;
+          if (toks[i] == "Max") osu_max_col = col;
+          ++col;
+        }
       } else if (find_token(toks, "size") >= 0 && find_token(toks, "count") >= 0 &&
                  find_token(toks, "time") >= 0) {
         if (table == Table::kOsu) return fail("a nccl-tests table header inside an OSU log");
@@ -122,6 +132,16 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
       }
       if (!parse_double(toks[1], pt.latency_us) || pt.latency_us < 0) {
         return fail("latency '" + toks[1] + "' is not a non-negative number");
+      }
+      if (osu_max_col > 0) {
+        const auto col = static_cast<std::size_t>(osu_max_col);
+        if (toks.size() <= col) {
+          return fail("the header has a Max Latency(us) column, but the row has " +
+                      std::to_string(toks.size()) + " columns");
+        }
+        if (!parse_double(toks[col], pt.max_latency_us) || pt.max_latency_us < 0) {
+          return fail("max latency '" + toks[col] + "' is not a non-negative number");
+        }
       }
     } else {
       const auto need = static_cast<std::size_t>(std::max(nccl_size_col, nccl_time_col)) + 1;

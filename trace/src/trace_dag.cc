@@ -75,6 +75,9 @@ class SsgdBuilder : public Builder {
   model::Expected<void> build() {
     out_.mode = "ssgd";
     auto comm_res = resource("collectives");
+    // A collective's startup and its slowest rank's tail overlap other collectives
+    // (model::CollectivePhases); measured, both are zero-length.
+    auto overlap_res = resource("collective startups and tails", 1 << 20);
     struct Key {
       int iteration;
       int bucket;
@@ -182,9 +185,14 @@ class SsgdBuilder : public Builder {
     }
     // One join per collective. Its measured service time runs from the last arrival (or the
     // completion of the collective before it: one progress engine, one comm resource in the
-    // DAG) to the first rank that observed its completion; a rank that observed it later
-    // (its progress call or wait was not scheduled yet) keeps that lag in its wait task.
+    // DAG) to the first rank that observed its completion. The ranks do not finish together:
+    // under Open MPI's reduce + broadcast the root is done when its broadcast is sent, the others
+    // when it has arrived, and a rank observes completion only at its next progress call or
+    // wait. Each rank's lag after the first completion is a task of its own after the join
+    // (rank_tails), so a replay onto another fabric can replace it with that fabric's modeled
+    // spread between ranks instead of keeping it as fixed wait time.
     Nanos prev_end = 0;
+    std::vector<Nanos> join_ends;
     for (std::size_t ci = 0; ci < out_.collectives.size(); ++ci) {
       auto& c = out_.collectives[ci];
       Nanos last_arrive = 0;
@@ -199,11 +207,14 @@ class SsgdBuilder : public Builder {
       }
       c.ranks = n;
       c.joined = n > 1;
+      Nanos join_end = 0;  // where the join ends as measured: after the one before it, too
       if (n > 0) {
         c.measured = std::max<Nanos>(0, first_end - std::max(last_arrive, prev_end));
         c.completed = first_end;
-        prev_end = std::max(prev_end, first_end);
+        join_end = std::max(last_arrive, prev_end) + c.measured;
+        prev_end = join_end;
       }
+      join_ends.push_back(join_end);
       Task t;
       t.duration = c.measured;
       t.resource = comm_res;
@@ -215,30 +226,47 @@ class SsgdBuilder : public Builder {
       info.rank = -1;
       info.collective = static_cast<std::int32_t>(ci);
       info.measured_start = last_arrive;
-      info.measured_dur = c.measured;
+      info.measured_dur = 0;
       info.phase = Phase::kComm;
+      Task edge_task = t;
+      edge_task.duration = 0;
+      edge_task.resource = overlap_res;
+      c.startup_task = add(edge_task, info);
+      info.measured_dur = c.measured;
       c.task = add(t, info);
+      out_.dag.add_edge(c.startup_task, c.task, EdgeKind::kSequence);
+      c.rank_tails.assign(run_.ranks.size(), model::kNoTask);
       for (std::size_t r = 0; r < run_.ranks.size(); ++r) {
         auto l = links[r].find(Key{c.iteration, c.group});
         if (l == links[r].end()) continue;
         if (l->second.issuer != model::kNoTask) {
-          out_.dag.add_edge(l->second.issuer, c.task, EdgeKind::kCollectiveJoin);
+          out_.dag.add_edge(l->second.issuer, c.startup_task, EdgeKind::kCollectiveJoin);
         }
         // EASGD's elastic step runs after its wait: only a wait that follows the issue consumes.
         if (l->second.consumer != model::kNoTask && l->second.issuer != model::kNoTask &&
             out_.tasks[static_cast<std::size_t>(l->second.consumer)].measured_start >
                 out_.tasks[static_cast<std::size_t>(l->second.issuer)].measured_start) {
-          out_.dag.add_edge(c.task, l->second.consumer, EdgeKind::kData);
+          // The rank's lag: from the join's end to its own observation of the completion.
+          TraceTask tail_info = info;
+          tail_info.measured_start = join_end;
+          tail_info.measured_dur = std::max<Nanos>(0, c.span_end[r] - join_end);
+          Task tail = edge_task;
+          tail.duration = tail_info.measured_dur;
+          c.rank_tails[r] = add(tail, tail_info);
+          out_.dag.add_edge(c.task, c.rank_tails[r], EdgeKind::kSequence);
+          out_.dag.add_edge(c.rank_tails[r], l->second.consumer, EdgeKind::kData);
         }
       }
     }
-    // A wait's own duration: from the completion of its last collective to its end.
+    // A wait's own duration: from the rank's observation of its last collective to its end.
     for (std::size_t r = 0; r < run_.ranks.size(); ++r) {
       for (const auto& [iter, wid] : waits[r]) {
         Nanos last_seen = -1;
-        for (const auto& c : out_.collectives) {
-          if (c.iteration == iter && c.span_end[r] >= 0) {
-            last_seen = std::max(last_seen, c.completed);
+        for (std::size_t ci = 0; ci < out_.collectives.size(); ++ci) {
+          const auto& c = out_.collectives[ci];
+          if (c.iteration == iter && c.span_end[r] >= 0 && !c.rank_tails.empty() &&
+              c.rank_tails[r] != model::kNoTask) {
+            last_seen = std::max({last_seen, c.span_end[r], join_ends[ci]});
           }
         }
         const auto& ti = out_.tasks[static_cast<std::size_t>(wid)];

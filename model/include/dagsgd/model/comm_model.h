@@ -19,6 +19,8 @@ struct LinkCost {
   double gamma_ns_per_byte = 0;  // reduction compute per byte
   Bytes eager_limit = 0;         // above it, rendezvous: +rendezvous_ns per message (0: no step)
   double rendezvous_ns = 0;
+  // The fabric's measured allreduce latencies, by rank count (FabricSpec::measured_allreduce).
+  std::vector<MeasuredAllreduce> measured;
   static LinkCost from_fabric(const FabricSpec& f);
 };
 
@@ -47,21 +49,45 @@ struct ExchangeConfig {
   int ps_servers = 0;
 };
 
+// One collective's time in three parts, for a simulator that runs several at once on one
+// progress engine (trace replay): the startup (latency: overlaps other collectives), the body
+// (holds the engine: collectives' bodies run one after another) and the tail (the slowest
+// rank's lag behind the average one: overlaps the next collective). They sum to exchange_time.
+struct CollectivePhases {
+  Nanos startup = 0;
+  Nanos body = 0;
+  Nanos tail = 0;
+  Nanos total() const { return startup + body + tail; }
+};
+
 // The cost of aggregating one gradient group; implementations are chosen by name.
 class CommModel {
  public:
   virtual ~CommModel() = default;
-  // Time to aggregate a group of `elements` gradient elements over all workers.
+  // Time to aggregate a group of `elements` gradient elements over all workers (until the last
+  // worker has the result).
   virtual Nanos exchange_time(std::int64_t elements) const = 0;
+  // exchange_time in parts. Formulas: startup = the startup latency (at most the total), the
+  // rest is body, no tail. Measured curves: docs/communication.md.
+  virtual CollectivePhases phases(std::int64_t elements) const;
   // The startup latency of one collective (the alpha MG-WFBP compares savings against).
   virtual Nanos startup_latency() const = 0;
   // The algorithm actually used for a group of `elements` (resolves "auto").
   virtual std::string algorithm_for(std::int64_t elements) const = 0;
 };
 
+// With algorithm "auto" (or "measured"), a dense allreduce over one fabric whose link carries a
+// measured curve for the worker count (LinkCost::measured) is priced from that curve: the
+// latencies the library was measured to take, linear between measured sizes, the smallest
+// size's latency below them and the formula's growth above the largest. "One fabric": a single
+// node (intra link), one worker per node (inter link), or the same curves on both links.
+// "measured" without such a curve is an error; explicit formula names ignore curves.
 Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
                                                      const ExchangeConfig& config);
+// The formula-based algorithms and "auto" ("measured" is not among them: it needs a fabric with
+// a measured curve).
 std::vector<std::string> comm_algorithm_names();
+inline constexpr const char* kMeasuredAlgorithm = "measured";
 
 // "auto" takes the cheaper of double binary tree and ring, as NCCL's tuning does; without an
 // eager/rendezvous step that is the tree below this many bytes (where the two costs cross on

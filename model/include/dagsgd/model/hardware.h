@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dagsgd/model/expected.h"
@@ -18,6 +19,19 @@ struct GpuSpec {
   std::string source;
 };
 
+// Measured allreduce latencies of one rank count on a fabric (`dagsgd calibrate` keeps its log's
+// points): what the MPI or NCCL library really does there, which the comm model uses in place of
+// its formula for collectives of that rank count (comm_model.h, docs/communication.md).
+struct MeasuredAllreduce {
+  int ranks = 0;  // p, at least 2
+  // (bytes per rank, latency of the average rank), increasing sizes.
+  std::vector<std::pair<Bytes, Nanos>> points;
+  // Per point, the slowest rank's latency (its result arrives last), when the benchmark
+  // reports it; empty otherwise.
+  std::vector<Nanos> slowest;
+  bool operator==(const MeasuredAllreduce&) const = default;
+};
+
 struct FabricSpec {
   std::string name;  // "10gbe", "nvlink2", "ib-edr", ...
   std::string description;
@@ -27,6 +41,7 @@ struct FabricSpec {
   Nanos latency = 0;                // per message startup (alpha)
   Bytes eager_limit = 0;            // messages above this use the rendezvous protocol (0: none)
   Nanos rendezvous_latency = 0;     // extra startup above eager_limit
+  std::vector<MeasuredAllreduce> measured_allreduce;  // optional, one per rank count
   std::string source;
 };
 

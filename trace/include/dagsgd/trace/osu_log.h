@@ -14,7 +14,11 @@ namespace dagsgd::trace {
 struct LatencyPoint {
   model::Bytes bytes = 0;
   double latency_us = 0;  // average over the benchmark's iterations
-  int line = 0;           // 1-based line in the log, for messages about this point
+  // The "Max Latency(us)" column of a full OSU table (-1: none): the slowest rank's time
+  // (osu_allreduce -f: the largest per-rank mean; dagsgd-allreduce-bench: the mean over
+  // iterations of each iteration's slowest rank).
+  double max_latency_us = -1;
+  int line = 0;  // 1-based line in the log, for messages about this point
 };
 
 struct LatencyLog {
@@ -27,7 +31,8 @@ struct LatencyLog {
 };
 
 // Parses log text; `where` names it in errors ("log 'x.log': line 7: ..."). OSU: a
-// "# Size  Avg Latency(us)" header, then "<size> <latency> [more columns]" rows. nccl-tests:
+// "# Size  Avg Latency(us)" header, then "<size> <latency> [more columns]" rows (a full table's
+// "Max Latency(us)" column is read too). nccl-tests:
 // the "size count type ... time algbw busbw" header; the out-of-place time is used.
 model::Expected<LatencyLog> parse_latency_log(const std::string& text, const std::string& where);
 

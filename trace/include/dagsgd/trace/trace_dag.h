@@ -34,10 +34,17 @@ struct TraceCollective {
   int iteration = 0;
   int group = -1;                       // our gradient group (bucket), or the order on the rank
   model::TaskId task = model::kNoTask;  // the join (or the rank's own kernel when not joined)
-  bool joined = false;                  // every rank of the group is in the trace
-  model::Nanos measured = 0;            // service time after the last rank arrived
-  model::Nanos completed = -1;          // measured completion (first rank to observe it)
-  std::vector<model::Nanos> arrive;     // per rank of the trace: measured arrival (issue end)
+  // Our runtime's collectives (mode "ssgd"; kNoTask / empty in Kineto traces): a zero-length
+  // task before the join and, per rank, its lag after the join until it observed the
+  // completion (the first rank's is zero). A replay onto a target fabric gives them the modeled
+  // startup and slowest-rank tail (model::CollectivePhases). They overlap other collectives; the
+  // join does not.
+  model::TaskId startup_task = model::kNoTask;
+  std::vector<model::TaskId> rank_tails;  // per rank of the trace; kNoTask: no consumer there
+  bool joined = false;                    // every rank of the group is in the trace
+  model::Nanos measured = 0;              // service time after the last rank arrived
+  model::Nanos completed = -1;            // measured completion (first rank to observe it)
+  std::vector<model::Nanos> arrive;       // per rank of the trace: measured arrival (issue end)
   // Per rank: the measured span of its part (issue to observed completion; the kernel), -1 when
   // the rank has none.
   std::vector<model::Nanos> span_start;
