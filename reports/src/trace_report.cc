@@ -307,6 +307,12 @@ std::string replay_text(const trace::ImportedRun& run, const trace::TraceDag& da
   }
   out += "; " + std::to_string(r.modeled_collectives) + " modeled, " +
          std::to_string(r.measured_collectives) + " measured\n";
+  if (r.cpu.modeled) {
+    out += "Host CPUs: traced on " + std::to_string(r.cpu.traced_machines) + " machine(s), up to " +
+           fmt("%.2f", r.cpu.traced_oversubscription) + " ranks per CPU; replayed on " +
+           std::to_string(r.cpu.machines) + " machine(s) of " + std::to_string(r.cpu.cpus) +
+           " CPUs, up to " + fmt("%.2f", r.cpu.oversubscription) + " ranks per CPU\n";
+  }
   out += "Iterations: " + std::to_string(dag.measured_iteration.size()) + " (mean after " +
          std::to_string(r.warmup) + " warm-up)\n";
   out += "Measured iteration:  " + ms(static_cast<Nanos>(r.measured_mean_s * 1e9)) + " ms\n";
@@ -345,6 +351,13 @@ std::string replay_json(const trace::ImportedRun& run, const trace::TraceDag& da
   comm["modeled_collectives"] = r.modeled_collectives;
   comm["measured_collectives"] = r.measured_collectives;
   j["comm"] = comm;
+  if (r.cpu.modeled) {
+    j["host_cpus"] = {{"traced_machines", r.cpu.traced_machines},
+                      {"traced_ranks_per_cpu", r.cpu.traced_oversubscription},
+                      {"machines", r.cpu.machines},
+                      {"cpus_per_machine", r.cpu.cpus},
+                      {"ranks_per_cpu", r.cpu.oversubscription}};
+  }
   ordered_json mi = ordered_json::array();
   ordered_json pi = ordered_json::array();
   for (Nanos t : r.measured_iteration) mi.push_back(sec(t));

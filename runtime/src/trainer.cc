@@ -3,15 +3,19 @@
 #include "dagsgd/runtime/trainer.h"
 
 #include <mpi.h>
+#include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "dagsgd/model/check.h"
 #include "dagsgd/model/network.h"
@@ -747,19 +751,49 @@ model::Expected<void> prepare_run_dir(const std::string& dir, bool force) {
   return model::ok();
 }
 
-std::vector<std::string> gather_hosts(int rank, int size) {
+// One fixed-length string per rank, gathered on rank 0 (empty elsewhere).
+std::vector<std::string> gather_strings(const std::string& mine, int rank, int size) {
   constexpr int kLen = 256;
-  char name[kLen] = {};
-  int len = 0;
-  MPI_Get_processor_name(name, &len);
+  std::array<char, kLen> buf{};
+  mine.copy(buf.data(), kLen - 1);
   std::vector<char> all(static_cast<std::size_t>(kLen * size), '\0');
-  MPI_Gather(name, kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, 0, MPI_COMM_WORLD);
-  std::vector<std::string> hosts;
+  MPI_Gather(buf.data(), kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::vector<std::string> out;
   if (rank == 0) {
     for (int r = 0; r < size; ++r)
-      hosts.emplace_back(all.data() + static_cast<std::ptrdiff_t>(r) * kLen);
+      out.emplace_back(all.data() + static_cast<std::ptrdiff_t>(r) * kLen);
   }
-  return hosts;
+  return out;
+}
+
+// Where each rank ran (manifest hosts, machines, cpus), gathered on rank 0.
+struct Placement {
+  std::vector<std::string> hosts;
+  std::vector<std::string> machines;
+  std::vector<int> cpus;
+};
+
+Placement gather_placement(int rank, int size) {
+  Placement p;
+  std::array<char, MPI_MAX_PROCESSOR_NAME> name{};
+  int len = 0;
+  MPI_Get_processor_name(name.data(), &len);
+  p.hosts = gather_strings(std::string(name.data(), static_cast<std::size_t>(len)), rank, size);
+  // The boot id is the kernel's: network and UTS namespaces (the emulated cluster's hosts) share
+  // it, other machines do not.
+  std::string boot_id;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+  if (boot_id.empty()) boot_id = std::string(name.data(), static_cast<std::size_t>(len));
+  p.machines = gather_strings(boot_id, rank, size);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cpus = sched_getaffinity(0, sizeof set, &set) == 0
+                 ? CPU_COUNT(&set)
+                 : static_cast<int>(std::thread::hardware_concurrency());
+  cpus = std::max(1, cpus);
+  p.cpus.assign(rank == 0 ? static_cast<std::size_t>(size) : 0, 0);
+  MPI_Gather(&cpus, 1, MPI_INT, rank == 0 ? p.cpus.data() : nullptr, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return p;
 }
 
 std::string percent(double f) {
@@ -905,7 +939,7 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
   align.set_end(measure_clock_offset());
   double residual = static_cast<double>(align.residual_ns());
   MPI_Allreduce(MPI_IN_PLACE, &residual, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  std::vector<std::string> hosts = gather_hosts(rank, size);
+  Placement placement = gather_placement(rank, size);
   if (!tracing) return result;
 
   if (im.dev) {
@@ -925,7 +959,9 @@ model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std
     m.kind = "train";
     m.command = argv;
     m.ranks = size;
-    m.hosts = hosts;
+    m.hosts = placement.hosts;
+    m.machines = placement.machines;
+    m.cpus = placement.cpus;
     m.model = cfg.model;
     m.config = config_map(cfg, size);
     m.config["gradient_groups"] = std::to_string(im.groups.size());

@@ -19,11 +19,24 @@ double oversubscription(const HostPlacement& placement, int host) {
 
 model::Expected<model::Dag> with_host_cpus(const model::Dag& dag, const HostPlacement& placement,
                                            double duration_scale) {
-  DAGSGD_CHECK(dag.finalized());
   if (!(duration_scale > 0)) {
     return model::Error{"host CPUs: duration scale must be positive (got " +
                         std::to_string(duration_scale) + ")"};
   }
+  std::vector<double> scale(dag.task_count(), 0.0);
+  for (model::TaskId id = 0; static_cast<std::size_t>(id) < dag.task_count(); ++id) {
+    const model::Task& t = dag.task(id);
+    if (t.kind != model::TaskKind::kComm && t.worker >= 0) {
+      scale[static_cast<std::size_t>(id)] = duration_scale;
+    }
+  }
+  return with_host_cpus(dag, placement, scale);
+}
+
+model::Expected<model::Dag> with_host_cpus(const model::Dag& dag, const HostPlacement& placement,
+                                           const std::vector<double>& cpu_scale) {
+  DAGSGD_CHECK(dag.finalized());
+  DAGSGD_CHECK(cpu_scale.size() == dag.task_count());
   for (std::size_t h = 0; h < placement.host_cores.size(); ++h) {
     if (placement.host_cores[h] < 1) {
       return model::Error{"host CPUs: host " + std::to_string(h) + " has " +
@@ -48,7 +61,8 @@ model::Expected<model::Dag> with_host_cpus(const model::Dag& dag, const HostPlac
   for (model::TaskId id = 0; static_cast<std::size_t>(id) < dag.task_count(); ++id) {
     const model::Task& t = dag.task(id);
     model::Task copy = t;
-    if (t.kind != model::TaskKind::kComm && t.worker >= 0) {
+    const double scale = cpu_scale[static_cast<std::size_t>(id)];
+    if (scale > 0 && t.worker >= 0) {
       auto w = static_cast<std::size_t>(t.worker);
       if (w >= placement.worker_host.size()) {
         return model::Error{"host CPUs: task '" + dag.describe(id) + "' belongs to worker " +
@@ -57,7 +71,7 @@ model::Expected<model::Dag> with_host_cpus(const model::Dag& dag, const HostPlac
       }
       copy.resource = host_cpu[static_cast<std::size_t>(placement.worker_host[w])];
       copy.duration =
-          static_cast<model::Nanos>(std::llround(static_cast<double>(t.duration) * duration_scale));
+          static_cast<model::Nanos>(std::llround(static_cast<double>(t.duration) * scale));
     }
     out.add_task(copy);
   }

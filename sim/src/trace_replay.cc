@@ -9,6 +9,7 @@
 #include <set>
 
 #include "dagsgd/model/calibration.h"
+#include "dagsgd/sim/host_cpu.h"
 #include "intervals.h"
 
 namespace dagsgd::sim {
@@ -144,6 +145,67 @@ std::string trace_algorithm(const trace::ImportedRun& run) {
     }
   }
   return "";
+}
+
+// The DAG with every rank's computation on its machine's cores (ReplayOptions::cpus).
+model::Expected<model::Dag> host_cpu_dag(const TraceDag& td, const trace::ImportedRun& run,
+                                         const ReplayOptions& o, CpuModelInfo& info) {
+  if (td.mode != "ssgd") {
+    return model::Error{
+        "--cpus models the host CPUs of `dagsgd train` runs, whose computation runs on the "
+        "CPU; this trace's computation runs on GPUs"};
+  }
+  const auto n = static_cast<std::size_t>(td.ranks);
+  const auto& m = run.manifest;
+  if (!m || m->machines.size() != n || m->cpus.size() != n) {
+    return model::Error{
+        "--cpus: the run's manifest does not say which ranks shared a machine "
+        "and how many CPUs each had ('machines', 'cpus'); record the run again "
+        "with this version of dagsgd train"};
+  }
+  if (o.ranks_per_machine < 0) return model::Error{"--ranks-per-machine must be >= 1"};
+  // Traced placement: ranks grouped by machine; a machine's cores are the fewest any of its
+  // ranks could use.
+  HostPlacement traced;
+  std::map<std::string, int> index;
+  for (std::size_t r = 0; r < n; ++r) {
+    auto [it, fresh] = index.emplace(m->machines[r], static_cast<int>(index.size()));
+    if (fresh) traced.host_cores.push_back(m->cpus[r]);
+    auto& cores = traced.host_cores[static_cast<std::size_t>(it->second)];
+    cores = std::min(cores, m->cpus[r]);
+    traced.worker_host.push_back(it->second);
+  }
+  HostPlacement target;
+  if (o.ranks_per_machine > 0) {
+    for (std::size_t r = 0; r < n; ++r) {
+      target.worker_host.push_back(static_cast<int>(r) / o.ranks_per_machine);
+    }
+  } else {
+    target.worker_host = traced.worker_host;
+  }
+  target.host_cores.assign(
+      static_cast<std::size_t>(
+          *std::max_element(target.worker_host.begin(), target.worker_host.end()) + 1),
+      o.cpus);
+  std::vector<double> scale(td.dag.task_count(), 0.0);
+  for (std::size_t id = 0; id < td.dag.task_count(); ++id) {
+    const auto& t = td.dag.task(static_cast<model::TaskId>(id));
+    if (td.tasks[id].rank < 0 || t.worker < 0 || t.kind == TaskKind::kComm) continue;
+    scale[id] =
+        1.0 / oversubscription(traced, traced.worker_host[static_cast<std::size_t>(t.worker)]);
+  }
+  info.modeled = true;
+  info.traced_machines = static_cast<int>(traced.host_cores.size());
+  info.machines = static_cast<int>(target.host_cores.size());
+  info.cpus = o.cpus;
+  for (int h = 0; h < info.traced_machines; ++h) {
+    info.traced_oversubscription =
+        std::max(info.traced_oversubscription, oversubscription(traced, h));
+  }
+  for (int h = 0; h < info.machines; ++h) {
+    info.oversubscription = std::max(info.oversubscription, oversubscription(target, h));
+  }
+  return with_host_cpus(td.dag, target, scale);
 }
 
 }  // namespace
@@ -352,8 +414,16 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const trace::Impo
     ++out.modeled_collectives;
   }
 
+  model::Dag base_dag = td.dag;
+  if (options.cpus > 0) {
+    auto cpu = host_cpu_dag(td, run, options, out.cpu);
+    if (!cpu) return cpu.error();
+    base_dag = std::move(*cpu);
+  } else if (options.ranks_per_machine != 0) {
+    return model::Error{"--ranks-per-machine needs --cpus (the cores of each machine)"};
+  }
   auto run_with = [&](double comm_scale) -> model::Expected<SimResult> {
-    model::Dag dag = td.dag;
+    model::Dag dag = base_dag;
     auto scaled = [comm_scale](Nanos d) {
       return static_cast<Nanos>(std::llround(static_cast<double>(d) * comm_scale));
     };

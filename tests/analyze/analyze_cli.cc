@@ -94,6 +94,10 @@ TEST(TraceCli, ExitCodes) {
   EXPECT_NE(fabric.err.find("nosuchfabric"), std::string::npos) << fabric.err;
   EXPECT_EQ(run_cli("replay --intra 10gbe " + kKineto + "event_sync_trace.json.gz").code, 2);
   EXPECT_EQ(run_cli("replay --comm sometimes " + kKineto + "event_sync_trace.json.gz").code, 2);
+  auto cpus = run_cli("replay --cpus 2 " + kKineto + "event_sync_trace.json.gz");
+  EXPECT_EQ(cpus.code, 2);
+  EXPECT_NE(cpus.err.find("computation runs on GPUs"), std::string::npos) << cpus.err;
+  EXPECT_EQ(run_cli("replay --cpus 0 " + kKineto + "event_sync_trace.json.gz").code, 2);
   EXPECT_EQ(run_cli("replay --algorithm tree " + kKineto + "event_sync_trace.json.gz").code, 2);
   auto algo = run_cli("replay --intra 10gbe --inter 10gbe --algorithm nope " + kKineto +
                       "event_sync_trace.json.gz");

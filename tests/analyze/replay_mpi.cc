@@ -109,4 +109,34 @@ TEST(ReplayMpi, MeasuredCurveAndItsSlowestRankReachTheReplay) {
   fs::remove_all(dir);
 }
 
+// Host CPUs: the 2 ranks shared this machine (the manifest says so); replayed with as many
+// cores as they had, and on half a core each, whose slower computation shows.
+TEST(ReplayMpi, HostCpusFromTheManifest) {
+  const std::string dir = traced_run("dagsgd-replay-mpi-cpus", 10);
+  ASSERT_FALSE(dir.empty());
+  auto manifest = nlohmann::json::parse(dagsgd::testing::slurp(dir + "/manifest.json"));
+  const int cpus = manifest["cpus"][0].get<int>();
+  auto as_traced = run_cli("replay --json " + dir + " --cpus " + std::to_string(cpus));
+  ASSERT_EQ(as_traced.code, 0) << as_traced.err;
+  auto a = nlohmann::json::parse(as_traced.out);
+  EXPECT_EQ(a["host_cpus"]["traced_machines"], 1);
+  EXPECT_EQ(a["host_cpus"]["machines"], 1);
+  EXPECT_EQ(a["host_cpus"]["cpus_per_machine"], cpus);
+  auto one_core = run_cli("replay --json " + dir + " --cpus 1");
+  ASSERT_EQ(one_core.code, 0) << one_core.err;
+  auto o = nlohmann::json::parse(one_core.out);
+  if (cpus >= 2) {
+    EXPECT_DOUBLE_EQ(o["host_cpus"]["ranks_per_cpu"].get<double>(), 2.0);
+    EXPECT_GT(o["predicted_iteration_s"].get<double>(), a["predicted_iteration_s"].get<double>());
+  }
+  // One rank per machine: no sharing at all.
+  auto spread = run_cli("replay --json " + dir + " --cpus 1 --ranks-per-machine 1");
+  ASSERT_EQ(spread.code, 0) << spread.err;
+  EXPECT_EQ(nlohmann::json::parse(spread.out)["host_cpus"]["machines"], 2);
+  auto orphan = run_cli("replay " + dir + " --ranks-per-machine 1");
+  EXPECT_EQ(orphan.code, 2);
+  EXPECT_NE(orphan.err.find("--ranks-per-machine needs --cpus"), std::string::npos) << orphan.err;
+  fs::remove_all(dir);
+}
+
 }  // namespace

@@ -72,6 +72,12 @@ TEST(TrainMpi, TracedRunWritesAValidRunDirectory) {
   EXPECT_EQ(manifest["kind"], "train");
   EXPECT_EQ(manifest["ranks"], 2);
   EXPECT_EQ(manifest["hosts"].size(), 2u);
+  // Both ranks ran on this machine: the same boot id, and at least one CPU each.
+  ASSERT_EQ(manifest["machines"].size(), 2u);
+  EXPECT_EQ(manifest["machines"][0], manifest["machines"][1]);
+  EXPECT_FALSE(manifest["machines"][0].get<std::string>().empty());
+  ASSERT_EQ(manifest["cpus"].size(), 2u);
+  EXPECT_GE(manifest["cpus"][0].get<int>(), 1);
   EXPECT_EQ(manifest["config"]["overlap"], "wfbp");
   EXPECT_EQ(manifest["config"]["batch"], "64");
   ASSERT_EQ(manifest["iterations"]["times_s"].size(), static_cast<std::size_t>(iters));

@@ -67,6 +67,23 @@ TEST(HostCpu, DurationsMeasuredUnderContentionAreScaledBack) {
   EXPECT_EQ(collective.resource, 0);
 }
 
+// Per task: only the tasks given a scale move onto the cores (here the backward passes, at half
+// their length); the forward passes keep their streams and durations.
+TEST(HostCpu, PerTaskChoiceAndScale) {
+  Dag dag = one_iteration(4);
+  std::vector<double> scale(dag.task_count(), 0.0);
+  for (model::TaskId id = 0; static_cast<std::size_t>(id) < dag.task_count(); ++id) {
+    if (dag.task(id).kind == TaskKind::kBackward) scale[static_cast<std::size_t>(id)] = 0.5;
+  }
+  auto r = with_host_cpus(dag, HostPlacement{{0, 0, 0, 0}, {1}}, scale);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // Forwards end at 10 in parallel; the four 5-long backwards share one core: 10 + 20, then 5.
+  EXPECT_EQ(makespan(*r), 35);
+  EXPECT_EQ(r->task(0).duration, 10);
+  EXPECT_EQ(r->task(0).resource, dag.task(0).resource);
+  EXPECT_EQ(r->task(1).duration, 5);
+}
+
 TEST(HostCpu, BadPlacementsAreErrors) {
   Dag dag = one_iteration(2);
   auto missing = with_host_cpus(dag, HostPlacement{{0}, {2}});

@@ -78,6 +78,27 @@ TEST(Manifest, RoundTripsAndComputesStats) {
   auto bad = manifest_from_json("{\"ranks\": 0}", "manifest 'x'");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("manifest 'x'"), std::string::npos);
+  EXPECT_TRUE(back->machines.empty());  // not recorded: left out of the file, read back empty
+  EXPECT_EQ(manifest_to_json(m).find("machines"), std::string::npos);
+}
+
+TEST(Manifest, MachinesAndCpusPerRank) {
+  RunManifest m;
+  m.ranks = 2;
+  m.machines = {"boot-a", "boot-a"};
+  m.cpus = {2, 2};
+  auto back = manifest_from_json(manifest_to_json(m), "m");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->machines, m.machines);
+  EXPECT_EQ(back->cpus, m.cpus);
+  auto short_list = manifest_from_json(R"({"ranks": 2, "cpus": [2]})", "manifest 'y'");
+  ASSERT_FALSE(short_list.ok());
+  EXPECT_NE(short_list.error().message.find("manifest 'y': 'cpus' has 1 entries for 2 ranks"),
+            std::string::npos)
+      << short_list.error().message;
+  auto zero = manifest_from_json(R"({"ranks": 1, "cpus": [0]})", "manifest 'z'");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().message.find("'cpus' entries must be >= 1"), std::string::npos);
 }
 
 }  // namespace

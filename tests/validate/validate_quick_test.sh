@@ -35,6 +35,18 @@ assert modes == ["calibrated", "profile"], f"predictions in both modes expected,
 assert len(preds) == 4, f"expected 4 predictions (2 directions x 2 modes), got {len(preds)}"
 for p in preds:
     assert p["source"] != p["target"] and p["predicted_iteration_s"] > 0, p
+# Mode (b) prices the collectives from the target's measured latencies (average and slowest
+# rank), and replay runs the ranks' computation on the machine's cores.
+import glob, os
+out = os.path.dirname(sys.argv[1])
+fabrics = glob.glob(os.path.join(out, "fabrics", "*-calibrated.json"))
+assert len(fabrics) == 2, fabrics
+for f in fabrics:
+    curve = json.load(open(f))["allreduce_measured"][0]
+    assert curve["ranks"] == 2 and len(curve["max_latency_us"]) == len(curve["sizes_bytes"]), f
+assert doc["host_cpu_model"] is True, doc["host_cpu_model"]
+replays = glob.glob(os.path.join(out, "predictions", "*_calibrated.json"))
+assert replays and all("host_cpus" in json.load(open(r)) for r in replays), replays
 print("ok: validation.json has 2 measurements and 4 cross-fabric predictions")
 PY
 exit "$fail"

@@ -28,6 +28,8 @@ struct TraceOptions {
   std::string fabric_file;
   std::string algorithm = "auto";
   int gpus_per_node = 0;
+  int cpus = 0;
+  int ranks_per_machine = 0;
   std::string timeline;
   bool force = false;
 };
@@ -96,6 +98,11 @@ int run_replay(const TraceOptions& o) {
   sim::ReplayOptions ro;
   ro.comm = o.comm == "measured" ? sim::CommMode::kMeasured : sim::CommMode::kModeled;
   ro.algorithm = o.algorithm;
+  if (o.ranks_per_machine > 0 && o.cpus == 0) {
+    return report_error("--ranks-per-machine needs --cpus (the cores of each machine)");
+  }
+  ro.cpus = o.cpus;
+  ro.ranks_per_machine = o.ranks_per_machine;
   if (!o.intra.empty()) {
     auto catalog = model::HardwareCatalog::load_default();
     if (!catalog) return report_error(catalog.error().message);
@@ -185,6 +192,15 @@ void add_replay(CLI::App& root, Action& action) {
                   "measured latencies)");
   sub->add_option("--gpus-per-node", opts->gpus_per_node,
                   "Ranks per node on the target (default: from the run's hosts)");
+  sub->add_option("--cpus", opts->cpus,
+                  "Model host CPUs (dagsgd train runs): each machine has this many cores, shared "
+                  "by its ranks' computation; traced durations are first divided by the traced "
+                  "ranks per CPU (from the run's manifest)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--ranks-per-machine", opts->ranks_per_machine,
+                  "With --cpus: ranks per machine on the target, consecutive ranks together "
+                  "(default: as traced)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--timeline", opts->timeline,
                   "Write the simulated run as a Perfetto-loadable trace to FILE");
   sub->add_flag("--force", opts->force, "Replace an existing --timeline file");

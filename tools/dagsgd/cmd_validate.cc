@@ -46,6 +46,7 @@ struct ValidateFlags {
   std::string bench;
   bool reuse = false;
   bool quick = false;
+  bool no_cpu_model = false;
 };
 
 // A model of the grid: a short name for tables and the `dagsgd train` flags that select it.
@@ -216,6 +217,7 @@ struct Measurement {
   bool ok = false;
   double mean_s = 0;
   double p50_s = 0;
+  int cpus = 0;  // CPUs of the machine the ranks shared (manifest), 0 when not recorded
   std::string run_dir;
   std::string error;
 };
@@ -341,6 +343,8 @@ Measurement Validator::measure_run(const Config& c) {
   }
   m.mean_s = manifest->iterations.mean_s;
   m.p50_s = manifest->iterations.p50_s;
+  if (!manifest->cpus.empty())
+    m.cpus = *std::min_element(manifest->cpus.begin(), manifest->cpus.end());
   m.ok = true;
   return m;
 }
@@ -360,6 +364,11 @@ Prediction Validator::predict(const Config& target, const Measurement& target_m,
   std::vector<std::string> argv = {dagsgd_,     "replay",  source_m.run_dir, "--intra",
                                    fabric_name, "--inter", fabric_name,      "--fabric-file",
                                    fabric_file, "--json"};
+  // Every emulated host shares this machine's cores: replay runs the ranks' computation on the
+  // target run's CPUs (the traced durations divided by the source's ranks per CPU first).
+  if (!f_.no_cpu_model && target_m.cpus > 0) {
+    argv.insert(argv.end(), {"--cpus", std::to_string(target_m.cpus)});
+  }
   int rc = run_logged(argv, log_path(stem), json_out);
   if (rc != 0) {
     p.failure =
@@ -628,6 +637,7 @@ int Validator::run() {
            {"warmup", f_.warmup},
            {"batch", f_.batch},
            {"ranks_per_host", f_.ranks_per_host},
+           {"host_cpu_model", !f_.no_cpu_model},
            {"profiles", jprofiles},
            {"measured", jmeasured},
            {"predictions", rows},
@@ -678,6 +688,9 @@ void add_validate(CLI::App& root, Action& action) {
                   "profile data (datasets/hardware/emucluster_profiles.json)");
   cmd->add_option("--emucluster", flags->emucluster, "the cluster script (tools/emucluster)");
   cmd->add_option("--bench", flags->bench, "dagsgd-allreduce-bench (found beside dagsgd)");
+  cmd->add_flag("--no-cpu-model", flags->no_cpu_model,
+                "replay with the traced compute durations as they are, instead of running the "
+                "ranks' computation on the machine's cores (replay --cpus)");
   cmd->add_flag("--reuse", flags->reuse,
                 "reuse run directories and benchmark logs already in --out (re-predict only)");
   cmd->add_flag("--quick", flags->quick,

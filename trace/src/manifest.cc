@@ -50,6 +50,8 @@ std::string manifest_to_json(const RunManifest& m) {
   j["command"] = m.command;
   j["ranks"] = m.ranks;
   j["hosts"] = m.hosts;
+  if (!m.machines.empty()) j["machines"] = m.machines;
+  if (!m.cpus.empty()) j["cpus"] = m.cpus;
   j["model"] = m.model;
   j["config"] = m.config;
   nlohmann::ordered_json it;
@@ -81,6 +83,20 @@ model::Expected<RunManifest> manifest_from_json(const std::string& text, const s
       return model::Error{where + ": 'ranks' must be positive (" + std::to_string(m.ranks) + ")"};
     }
     m.hosts = j.value("hosts", std::vector<std::string>{});
+    m.machines = j.value("machines", std::vector<std::string>{});
+    m.cpus = j.value("cpus", std::vector<int>{});
+    const auto per_rank = static_cast<std::size_t>(m.ranks);
+    if (!m.machines.empty() && m.machines.size() != per_rank) {
+      return model::Error{where + ": 'machines' has " + std::to_string(m.machines.size()) +
+                          " entries for " + std::to_string(m.ranks) + " ranks"};
+    }
+    if (!m.cpus.empty() && m.cpus.size() != per_rank) {
+      return model::Error{where + ": 'cpus' has " + std::to_string(m.cpus.size()) +
+                          " entries for " + std::to_string(m.ranks) + " ranks"};
+    }
+    for (int c : m.cpus) {
+      if (c < 1) return model::Error{where + ": 'cpus' entries must be >= 1"};
+    }
     m.model = j.value("model", "");
     m.config = j.value("config", std::map<std::string, std::string>{});
     if (j.contains("iterations")) {

@@ -28,5 +28,10 @@ double oversubscription(const HostPlacement& placement, int host);
 // Errors: a worker without a host, a host index out of range, a host without cores.
 model::Expected<model::Dag> with_host_cpus(const model::Dag& dag, const HostPlacement& placement,
                                            double duration_scale = 1.0);
+// The same with a choice per task: `cpu_scale[t]` > 0 moves task t (of a placed worker) onto its
+// host's cores with its duration multiplied by that factor; 0 leaves it where it is (e.g. GPU
+// kernels, or communication). One entry per task.
+model::Expected<model::Dag> with_host_cpus(const model::Dag& dag, const HostPlacement& placement,
+                                           const std::vector<double>& cpu_scale);
 
 }  // namespace dagsgd::sim

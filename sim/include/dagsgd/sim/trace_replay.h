@@ -44,6 +44,23 @@ struct ReplayOptions {
   // A target fabric (intra/inter links): when set, replaces the run's own calibration.
   std::optional<model::Topology> target;
   std::string algorithm = "auto";  // "auto": what the trace says, else NCCL-like choice
+  // Host CPUs (our runtime's CPU training only): when set, every rank's computation runs on its
+  // machine's cores, this many per machine (sim/host_cpu.h). Traced durations are first divided
+  // by the traced oversubscription (ranks on the rank's machine / its CPUs, from the manifest's
+  // 'machines' and 'cpus'). 0 = not modeled: measured durations as they are.
+  int cpus = 0;
+  // With `cpus`: ranks per machine on the target, consecutive ranks together (0: as traced).
+  int ranks_per_machine = 0;
+};
+
+// How the host CPUs were modeled (ReplayResult::cpu).
+struct CpuModelInfo {
+  bool modeled = false;
+  int traced_machines = 0;
+  double traced_oversubscription = 1;  // the largest: ranks per CPU on one traced machine
+  int machines = 0;                    // on the target
+  int cpus = 0;                        // per target machine
+  double oversubscription = 1;         // the largest on the target
 };
 
 struct Straggler {
@@ -67,6 +84,7 @@ struct ReplayResult {
   std::vector<RankTime> measured_ranks;   // mean per iteration, per rank
   std::vector<RankTime> predicted_ranks;  // the same from the simulated timeline
   CommModelInfo comm;
+  CpuModelInfo cpu;
   int modeled_collectives = 0;   // collectives whose duration came from the model
   int measured_collectives = 0;  // kept as measured (no size, or --comm measured)
   // The critical path of the median iteration (simulated), composition largest first.

@@ -25,7 +25,12 @@ struct RunManifest {
   std::string kind;                  // "train" or "collect"
   std::vector<std::string> command;  // argv of what ran
   int ranks = 0;
-  std::vector<std::string> hosts;             // per rank
+  std::vector<std::string> hosts;  // per rank
+  // Per rank, where its CPU time came from (empty when not recorded): the kernel's boot id
+  // (ranks with the same one share the machine's cores, whatever their network namespace or
+  // host name) and how many CPUs the rank may run on (its affinity).
+  std::vector<std::string> machines;
+  std::vector<int> cpus;
   std::string model;                          // model name or file ("" for collect)
   std::map<std::string, std::string> config;  // runtime configuration, flag -> value
   IterationStats iterations;
