@@ -183,10 +183,9 @@ model::Expected<model::Dag> host_cpu_dag(const TraceDag& td, const trace::Import
   } else {
     target.worker_host = traced.worker_host;
   }
-  target.host_cores.assign(
-      static_cast<std::size_t>(
-          *std::max_element(target.worker_host.begin(), target.worker_host.end()) + 1),
-      o.cpus);
+  const int target_machines =
+      *std::max_element(target.worker_host.begin(), target.worker_host.end()) + 1;
+  target.host_cores.assign(static_cast<std::size_t>(target_machines), o.cpus);
   std::vector<double> scale(td.dag.task_count(), 0.0);
   for (std::size_t id = 0; id < td.dag.task_count(); ++id) {
     const auto& t = td.dag.task(static_cast<model::TaskId>(id));

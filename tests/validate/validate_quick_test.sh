@@ -49,4 +49,12 @@ replays = glob.glob(os.path.join(out, "predictions", "*_calibrated.json"))
 assert replays and all("host_cpus" in json.load(open(r)) for r in replays), replays
 print("ok: validation.json has 2 measurements and 4 cross-fabric predictions")
 PY
+# The docs' tables come from tools/validation_tables.py (beside the cluster script).
+tables="$(dirname "$EMU")/validation_tables.py"
+if ! out="$("$tables" "$OUT/validation.json")"; then
+  echo "FAIL: $tables $OUT/validation.json"; fail=1
+elif ! grep -q '^| all | calibrated | 2 |' <<<"$out"; then
+  echo "FAIL: validation_tables.py printed no summary row for the 2 calibrated predictions"
+  echo "$out"; fail=1
+fi
 exit "$fail"
