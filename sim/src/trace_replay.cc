@@ -158,10 +158,11 @@ model::Expected<model::Dag> host_cpu_dag(const TraceDag& td, const trace::Import
   const auto n = static_cast<std::size_t>(td.ranks);
   const auto& m = run.manifest;
   if (!m || m->machines.size() != n || m->cpus.size() != n) {
-    return model::Error{
-        "--cpus: the run's manifest does not say which ranks shared a machine "
-        "and how many CPUs each had ('machines', 'cpus'); record the run again "
-        "with this version of dagsgd train"};
+    return model::Error{"--cpus: " +
+                        (m ? "'" + run.path + "/manifest.json' does not say"
+                           : std::string("the run has no manifest to say")) +
+                        " which ranks shared a machine and how many CPUs each had ('machines', "
+                        "'cpus'); record the run again with this version of dagsgd train"};
   }
   if (o.ranks_per_machine < 0) return model::Error{"--ranks-per-machine must be >= 1"};
   // Traced placement: ranks grouped by machine; a machine's cores are the fewest any of its

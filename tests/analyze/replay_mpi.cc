@@ -133,6 +133,12 @@ TEST(ReplayMpi, HostCpusFromTheManifest) {
   auto spread = run_cli("replay --json " + dir + " --cpus 1 --ranks-per-machine 1");
   ASSERT_EQ(spread.code, 0) << spread.err;
   EXPECT_EQ(nlohmann::json::parse(spread.out)["host_cpus"]["machines"], 2);
+  // A manifest from before 'machines' was recorded: the error names it.
+  manifest.erase("machines");
+  std::ofstream(dir + "/manifest.json") << manifest.dump(2);
+  auto old = run_cli("replay " + dir + " --cpus 2");
+  EXPECT_EQ(old.code, 2);
+  EXPECT_NE(old.err.find(dir + "/manifest.json' does not say"), std::string::npos) << old.err;
   auto orphan = run_cli("replay " + dir + " --ranks-per-machine 1");
   EXPECT_EQ(orphan.code, 2);
   EXPECT_NE(orphan.err.find("--ranks-per-machine needs --cpus"), std::string::npos) << orphan.err;
