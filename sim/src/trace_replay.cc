@@ -402,6 +402,9 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const trace::Impo
     auto elements =
         static_cast<std::int64_t>(static_cast<double>(c.bytes) / 4.0 * traffic_factor(c.name));
     coll_dur[ci] = (*m)->phases(std::max<std::int64_t>(1, elements));
+    if ((*m)->algorithm_for(elements) == model::kMeasuredAlgorithm) {
+      out.comm.algorithm = model::kMeasuredAlgorithm;  // the fabric's measured latencies
+    }
     // Onto a target fabric, the modeled parts replace the measured ones, the ranks' lags
     // included. The run's own fit keeps the measured lags and serializes whole collectives (it
     // was fitted so), and Kineto traces have no startup or tail tasks: there the whole time is

@@ -92,6 +92,7 @@ TEST(ReplayMpi, MeasuredCurveAndItsSlowestRankReachTheReplay) {
     EXPECT_EQ(r.code, 0) << r.err;
     auto j = nlohmann::json::parse(r.out, nullptr, false);
     EXPECT_EQ(j["comm"]["source"], "fabric") << r.out;
+    EXPECT_EQ(j["comm"]["algorithm"], "measured") << r.out;
     EXPECT_EQ(j["comm"]["modeled_collectives"], 3 * 10) << r.out;
     return j["predicted_iteration_s"].get<double>();
   };
