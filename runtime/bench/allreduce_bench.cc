@@ -3,12 +3,12 @@
 // osu_allreduce.
 #include <mpi.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "bench_args.h"
 
 namespace {
 
@@ -31,48 +31,16 @@ constexpr const char* kUsage =
     "  issues MPI_Iallreduce. --in-place passes MPI_IN_PLACE as the runtime does (Open MPI 4.1's\n"
     "  in-place MPI_Iallreduce is several times slower on large messages).\n";
 
-// Returns "" or the error; parses "--name N" and "--name=N".
+// Returns "" or the error.
 std::string parse(int argc, char** argv, Options& o, bool& help) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      help = true;
-      return "";
-    }
-    if (arg == "--nonblocking" || arg == "--in-place") {
-      (arg == "--nonblocking" ? o.nonblocking : o.in_place) = true;
-      continue;
-    }
-    std::string value;
-    auto eq = arg.find('=');
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      return "option '" + arg + "' needs a value";
-    }
-    long* target = nullptr;
-    if (arg == "--min-bytes") target = &o.min_bytes;
-    if (arg == "--max-bytes") target = &o.max_bytes;
-    if (arg == "--iterations") target = &o.iterations;
-    if (arg == "--warmup") target = &o.warmup;
-    if (target == nullptr) {
-      return "unknown option '" + arg +
-             "' (valid: --min-bytes, --max-bytes, --iterations, --warmup, --nonblocking, "
-             "--in-place, --help)";
-    }
-    char* end = nullptr;
-    errno = 0;
-    long v = std::strtol(value.c_str(), &end, 10);
-    if (errno != 0 || end == value.c_str() || *end != '\0' || v < 0) {
-      std::string msg = "option '" + arg;
-      msg += "': '" + value + "' is not a non-negative integer";
-      return msg;
-    }
-    *target = v;
-  }
+  std::string error = dagsgd::bench::parse_args(
+      argc, argv,
+      {{"--min-bytes", &o.min_bytes},
+       {"--max-bytes", &o.max_bytes},
+       {"--iterations", &o.iterations},
+       {"--warmup", &o.warmup}},
+      {{"--nonblocking", &o.nonblocking}, {"--in-place", &o.in_place}}, help);
+  if (!error.empty() || help) return error;
   if (o.min_bytes < 4 || o.min_bytes % 4 != 0) {
     return "--min-bytes must be a positive multiple of 4 (got " + std::to_string(o.min_bytes) + ")";
   }

@@ -3,12 +3,12 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
+
+#include "bench_args.h"
 
 namespace {
 
@@ -27,41 +27,15 @@ constexpr const char* kUsage =
     "  mean, minimum and 90th percentile round trip over every pair's iterations, in us.\n"
     "  Needs an even number of ranks. Defaults: 4 .. 4 bytes, 1000 iterations after 100 warm-up.\n";
 
-// Returns "" or the error; parses "--name N" and "--name=N".
+// Returns "" or the error.
 std::string parse(int argc, char** argv, Options& o, bool& help) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      help = true;
-      return "";
-    }
-    std::string value;
-    auto eq = arg.find('=');
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      return "option '" + arg + "' needs a value";
-    }
-    long* target = nullptr;
-    if (arg == "--min-bytes") target = &o.min_bytes;
-    if (arg == "--max-bytes") target = &o.max_bytes;
-    if (arg == "--iterations") target = &o.iterations;
-    if (arg == "--warmup") target = &o.warmup;
-    if (target == nullptr) {
-      return "unknown option '" + arg +
-             "' (valid: --min-bytes, --max-bytes, --iterations, --warmup, --help)";
-    }
-    char* end = nullptr;
-    errno = 0;
-    long v = std::strtol(value.c_str(), &end, 10);
-    if (errno != 0 || end == value.c_str() || *end != '\0' || v < 0) {
-      return "option '" + arg + "': '" + value + "' is not a non-negative integer";
-    }
-    *target = v;
-  }
+  std::string error = dagsgd::bench::parse_args(argc, argv,
+                                                {{"--min-bytes", &o.min_bytes},
+                                                 {"--max-bytes", &o.max_bytes},
+                                                 {"--iterations", &o.iterations},
+                                                 {"--warmup", &o.warmup}},
+                                                {}, help);
+  if (!error.empty() || help) return error;
   if (o.min_bytes < 1) return "--min-bytes must be at least 1";
   if (o.max_bytes < o.min_bytes) return "--max-bytes is below --min-bytes";
   if (o.max_bytes > (1L << 30)) return "--max-bytes is above 1 GiB";

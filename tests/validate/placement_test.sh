@@ -8,16 +8,9 @@
 set -uo pipefail
 EMU="${1:?usage: placement_test.sh TOOLS/emucluster dagsgd-pingpong-bench}"
 PINGPONG="${2:?usage: placement_test.sh TOOLS/emucluster dagsgd-pingpong-bench}"
-if ! out="$("$EMU" check 2>&1)"; then
-  echo "SKIP: the emulated cluster cannot run here: $out"
-  exit 77
-fi
-fail=0
-check() {  # check DESCRIPTION CONDITION...
-  local what="$1"
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi
-}
+# shellcheck source=tests/validate/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+skip_unless_cluster "$EMU"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 # The CPUs a process started here may use; an unbound rank inherits exactly these.
