@@ -174,6 +174,8 @@ def validate(path, doc, catalog):
             fail(f"point {pid!r}", f"reference {ref!r} is not a single_gpu_reference here")
         if r["model"] != p["model"] or PRECISION[r["precision"]] != PRECISION[p["precision"]]:
             fail(f"point {pid!r}", f"reference {ref!r} has another model or precision")
+        if r["batch_per_gpu"] != p["batch_per_gpu"] and "not_expressible" not in p:
+            fail(f"point {pid!r}", f"reference {ref!r} has another batch per GPU")
     return by_id
 
 
@@ -199,8 +201,9 @@ def predict_command(binary, p, setup, ref):
     if inter is not None:
         cmd += ["--inter", inter]
     if ref is not None:
-        # Seconds per single-GPU iteration at the reference's batch, scaled to the point's.
-        step = ref["batch_per_gpu"] / ref["value"] * p["batch_per_gpu"] / ref["batch_per_gpu"]
+        # Seconds per single-GPU iteration: the point's batch at the reference's samples/s
+        # (the same batch in every evaluated point of the set).
+        step = p["batch_per_gpu"] / ref["value"]
         cmd += ["--step-time", f"{step:.9g}"]
     return cmd, None
 
