@@ -282,7 +282,7 @@ def summarize(rows, key):
         if "error" in r:
             groups.setdefault(key(r), []).append(r["error"])
     out = []
-    for k in sorted(groups, key=str):
+    for k in sorted(groups, key=lambda k: (isinstance(k, str), k)):
         errs = groups[k]
         out.append({"group": k, "points": len(errs),
                     "mean_abs_error": round(statistics.fmean(abs(e) for e in errs), 6),
