@@ -5,18 +5,15 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "dagsgd/model/format.h"
+
 namespace dagsgd::reports {
 
+using model::fmt;
 using model::Nanos;
 using model::to_seconds;
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // Milliseconds with 3 decimals, and the share of the iteration.
 std::string ms_share(Nanos t, Nanos total) {
@@ -32,7 +29,7 @@ double round6(double v) { return std::round(v * 1e6) / 1e6; }
 
 }  // namespace
 
-std::string predict_text(const Scenario& scenario, const sim::PredictResult& r) {
+std::string predict_text(const sim::Description& scenario, const sim::PredictResult& r) {
   std::string out;
   out += "Scenario\n";
   for (const auto& [k, v] : scenario) out += "  " + k + ": " + v + "\n";
@@ -63,7 +60,7 @@ std::string predict_text(const Scenario& scenario, const sim::PredictResult& r) 
   return out;
 }
 
-std::string predict_json(const Scenario& scenario, const sim::PredictResult& r) {
+std::string predict_json(const sim::Description& scenario, const sim::PredictResult& r) {
   nlohmann::ordered_json j;
   nlohmann::ordered_json sc = nlohmann::ordered_json::object();
   for (const auto& [k, v] : scenario) sc[k] = v;

@@ -1,4 +1,4 @@
-// The what-if sweep library: grid expansion, timelines, the wire round trip and the report files.
+// The what-if report files: CSV, JSON, Markdown, HTML and timelines of a sweep's results.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -6,6 +6,7 @@
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/reports/whatif_report.h"
 #include "dagsgd/sim/predict.h"
+#include "dagsgd/sim/sweep.h"
 
 namespace dagsgd::reports {
 namespace {
@@ -16,8 +17,8 @@ model::HardwareCatalog catalog() {
   return *c;
 }
 
-WhatifGrid small_grid() {
-  WhatifGrid g;
+sim::SweepGrid small_grid() {
+  sim::SweepGrid g;
   g.fabrics = {"pcie3", "nvlink2+ib-edr", "10gbe"};
   g.gpus = {1, 4, 8};
   g.gpus_per_node = 4;
@@ -28,7 +29,7 @@ WhatifGrid small_grid() {
 }
 
 // A real prediction of a small three-layer job, so that the rows carry simulated numbers.
-sim::PredictResult predict_small(const WhatifScenario& s, bool timeline) {
+sim::PredictResult predict_small(const sim::SweepPoint& s, bool timeline) {
   sim::PredictRequest r;
   r.layers = {{model::from_micros(300), model::from_micros(600), 2'000'000},
               {model::from_micros(200), model::from_micros(400), 500'000},
@@ -55,89 +56,14 @@ WhatifReport small_report() {
   rep.title = "three layers, 32 samples per GPU, v100";
   rep.workload = {{"network", "three layers"}, {"batch per GPU", "32"}};
   rep.command = "dagsgd whatif ...";
-  auto scenarios = expand_grid(rep.grid, catalog());
+  auto scenarios = sim::expand_grid(rep.grid, catalog());
   EXPECT_TRUE(scenarios.ok());
   std::vector<bool> keep(scenarios->size(), false);
-  for (std::size_t i : timeline_scenarios(*scenarios)) keep[i] = true;
+  for (std::size_t i : sim::timeline_points(*scenarios)) keep[i] = true;
   for (std::size_t i = 0; i < scenarios->size(); ++i) {
     rep.rows.push_back({(*scenarios)[i], predict_small((*scenarios)[i], keep[i])});
   }
   return rep;
-}
-
-TEST(WhatifGrid, EveryCombinationInOrderWithFabricScopes) {
-  auto s = expand_grid(small_grid(), catalog());
-  ASSERT_TRUE(s.ok()) << s.error().message;
-  ASSERT_EQ(s->size(), 3u * 3u * 2u);
-  // An intra-node fabric replaces the intra link, an inter-node one the inter link.
-  EXPECT_EQ((*s)[0].intra, "pcie3");
-  EXPECT_EQ((*s)[0].inter, "10gbe");
-  EXPECT_EQ((*s)[6].intra, "nvlink2");
-  EXPECT_EQ((*s)[6].inter, "ib-edr");
-  EXPECT_EQ((*s)[12].fabric, "10gbe");
-  EXPECT_EQ((*s)[12].intra, "pcie3");
-  // Precision varies fastest; GPU counts fill nodes of 4.
-  EXPECT_EQ((*s)[0].precision, "fp32");
-  EXPECT_EQ((*s)[1].precision, "fp16");
-  EXPECT_EQ((*s)[4].gpus, 8);
-  EXPECT_EQ((*s)[4].nodes, 2);
-  EXPECT_EQ((*s)[4].gpus_per_node, 4);
-  EXPECT_EQ((*s)[0].nodes, 1);
-  EXPECT_EQ((*s)[0].gpus_per_node, 1);
-  EXPECT_EQ(scenario_label(small_grid(), (*s)[5]), "pcie3, 8 GPUs, fp16");
-}
-
-TEST(WhatifGrid, BadInputIsNamed) {
-  auto g = small_grid();
-  g.fabrics = {"pcie3", "warp-drive"};
-  auto s = expand_grid(g, catalog());
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("warp-drive"), std::string::npos) << s.error().message;
-  EXPECT_NE(s.error().message.find("ib-edr"), std::string::npos) << "valid names listed";
-  g = small_grid();
-  g.gpus = {1, 6};
-  s = expand_grid(g, catalog());
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("6 GPUs"), std::string::npos) << s.error().message;
-  g = small_grid();
-  g.topks = {1.5};
-  EXPECT_FALSE(expand_grid(g, catalog()).ok());
-}
-
-TEST(WhatifGrid, TimelinePerFabricAtTheLargestGpuCount) {
-  auto s = expand_grid(small_grid(), catalog());
-  ASSERT_TRUE(s.ok());
-  auto t = timeline_scenarios(*s);
-  ASSERT_EQ(t.size(), 3u);
-  for (std::size_t k = 0; k < t.size(); ++k) {
-    EXPECT_EQ((*s)[t[k]].gpus, 8);
-    EXPECT_EQ((*s)[t[k]].precision, "fp32");
-    EXPECT_EQ((*s)[t[k]].fabric, small_grid().fabrics[k]);
-  }
-}
-
-TEST(WhatifWire, ResultsReadBackExactly) {
-  WhatifScenario sc;
-  sc.intra = "pcie3";
-  sc.inter = "10gbe";
-  sc.nodes = 2;
-  sc.gpus_per_node = 4;
-  sc.gpus = 8;
-  const auto r = predict_small(sc, true);
-  ASSERT_FALSE(r.timeline.empty());
-  auto back = result_from_wire(result_to_wire(r));
-  ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(back->iteration, r.iteration);
-  EXPECT_EQ(back->throughput, r.throughput);  // bit-exact doubles
-  EXPECT_EQ(back->efficiency, r.efficiency);
-  EXPECT_EQ(back->speedup, r.speedup);
-  EXPECT_EQ(back->bottleneck, r.bottleneck);
-  EXPECT_EQ(back->breakdown.comm_exposed, r.breakdown.comm_exposed);
-  ASSERT_EQ(back->timeline.size(), r.timeline.size());
-  EXPECT_EQ(back->timeline.back().start, r.timeline.back().start);
-  EXPECT_EQ(result_to_wire(*back), result_to_wire(r));
-  EXPECT_FALSE(result_from_wire("{\"workers\": 1}").ok());
-  EXPECT_FALSE(result_from_wire("not json").ok());
 }
 
 TEST(WhatifReportFiles, CsvAndJsonCarryEveryScenario) {
@@ -195,7 +121,7 @@ TEST(WhatifReportFiles, TimelineIsAChromeTrace) {
       }
     }
     EXPECT_EQ(spans, row.result.timeline.size());
-    EXPECT_EQ(timeline_file_name(row, i).find('/'), std::string::npos);
+    EXPECT_EQ(timeline_file_name(row.scenario, i).find('/'), std::string::npos);
     ++checked;
   }
   EXPECT_EQ(checked, 3u);

@@ -20,8 +20,12 @@
 #include <vector>
 
 #include "command.h"
+#include "dagsgd/model/format.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
+#include "dagsgd/reports/trace_report.h"
+#include "dagsgd/sim/calibrate.h"
+#include "dagsgd/sim/scenario.h"
 #include "dagsgd/trace/manifest.h"
 
 namespace dagsgd::tools {
@@ -197,11 +201,7 @@ double now_s() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
+using model::fmt;
 
 struct Config {
   std::string profile;
@@ -247,11 +247,13 @@ class Validator {
                      const Measurement& source_m, const std::string& mode,
                      const std::string& fabric_file, const std::string& fabric_name);
   std::string log_path(const std::string& name) const { return f_.out + "/logs/" + name + ".log"; }
+  model::Expected<const sim::TracedWorkload*> source_run(const std::string& dir);
 
   ValidateFlags f_;
   std::string dagsgd_;
   std::string bench_;
   std::vector<Profile> profiles_;
+  std::map<std::string, std::unique_ptr<sim::TracedWorkload>> runs_;
 };
 
 std::vector<std::string> Validator::cluster(const std::string& profile, int ranks) const {
@@ -292,25 +294,21 @@ bool Validator::measure_bench(const Profile& p, int ranks, std::string& fabric_f
       return false;
     }
   }
-  std::vector<std::string> cal = {
-      dagsgd_,
-      "calibrate",
-      bench_log,
-      "--ranks",
-      std::to_string(ranks),
-      "--name",
-      stem + "-calibrated",
-      "--description",
-      "emulated cluster profile " + p.name + ", " + std::to_string(ranks) + " ranks",
-      "--scope",
-      "both",
-      "--out",
-      fabric_file,
-      "--force"};
-  int rc = run_logged(cal, log_path("calibrate_" + stem));
-  if (rc != 0) {
-    error = "dagsgd calibrate on " + bench_log + " failed (exit " + std::to_string(rc) + "; see " +
-            log_path("calibrate_" + stem) + ")";
+  // The fit and its measured curves, as `dagsgd calibrate` would write them.
+  auto log = sim::read_benchmark_log(bench_log, ranks, sim::LatencyStatistic::kAuto);
+  sim::EntrySettings settings;
+  settings.name = stem + "-calibrated";
+  settings.description =
+      "emulated cluster profile " + p.name + ", " + std::to_string(ranks) + " ranks";
+  settings.scope = "both";
+  settings.command =
+      "dagsgd calibrate " + bench_log + " --ranks " + std::to_string(ranks) + " --algorithm ring";
+  auto c = log ? sim::calibrate_logs({*log}, settings)
+               : model::Expected<sim::LogCalibration>(log.error());
+  auto written = c ? model::write_file(fabric_file, model::fabric_to_json(c->fabric) + "\n", true)
+                   : model::Expected<void>(c.error());
+  if (!written) {
+    error = "calibration of " + bench_log + " failed: " + written.error().message;
     return false;
   }
   return true;
@@ -361,31 +359,51 @@ Prediction Validator::predict(const Config& target, const Measurement& target_m,
   p.measured_s = target_m.mean_s;
   const std::string stem = "replay_" + source.profile + "_to_" + target.id() + "_" + mode;
   const std::string json_out = f_.out + "/predictions/" + stem + ".json";
-  std::vector<std::string> argv = {dagsgd_,     "replay",  source_m.run_dir, "--intra",
-                                   fabric_name, "--inter", fabric_name,      "--fabric-file",
-                                   fabric_file, "--json"};
+  auto w = source_run(source_m.run_dir);
+  if (!w) {
+    p.failure = "cannot read the source run: " + w.error().message;
+    return p;
+  }
+  auto catalogs = sim::Catalogs::load({fabric_file});
+  auto hw = catalogs ? sim::resolve_hardware({1, 1, fabric_name, fabric_name}, *catalogs)
+                     : model::Expected<sim::Hardware>(catalogs.error());
+  if (!hw) {
+    p.failure = "target fabric: " + hw.error().message;
+    return p;
+  }
+  sim::ReplayOptions ro;
+  ro.target = hw->topology();
+  ro.target->nodes = 0;  // the run's own layout
+  ro.target->gpus_per_node = 0;
   // Every emulated host shares this machine's cores: replay runs the ranks' computation on the
   // target run's CPUs (the traced durations divided by the source's ranks per CPU first).
-  if (!f_.no_cpu_model && target_m.cpus > 0) {
-    argv.insert(argv.end(), {"--cpus", std::to_string(target_m.cpus)});
-  }
-  int rc = run_logged(argv, log_path(stem), json_out);
-  if (rc != 0) {
-    p.failure =
-        "dagsgd replay failed (exit " + std::to_string(rc) + "; see " + log_path(stem) + ")";
+  if (!f_.no_cpu_model && target_m.cpus > 0) ro.cpus = target_m.cpus;
+  auto r = sim::replay_trace((*w)->dag(), ro);
+  if (!r) {
+    p.failure = "replay failed: " + r.error().message;
     return p;
   }
-  auto text = model::read_file(json_out);
-  Json doc = text ? Json::parse(*text, nullptr, false) : Json();
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("predicted_iteration_s") ||
-      !doc["predicted_iteration_s"].is_number()) {
-    p.failure = "replay output '" + json_out + "' has no numeric 'predicted_iteration_s'";
+  auto saved =
+      model::write_file(json_out, reports::replay_json((*w)->run(), (*w)->dag(), *r), true);
+  if (!saved) {
+    p.failure = saved.error().message;
     return p;
   }
-  p.predicted_s = doc["predicted_iteration_s"].get<double>();
+  p.predicted_s = r->predicted_mean_s;
   p.error = (p.predicted_s - p.measured_s) / p.measured_s;
   p.ok = true;
   return p;
+}
+
+// Each source run is read once, however many targets it predicts.
+model::Expected<const sim::TracedWorkload*> Validator::source_run(const std::string& dir) {
+  auto it = runs_.find(dir);
+  if (it == runs_.end()) {
+    auto w = sim::TracedWorkload::load({dir}, trace::ImportOptions{});
+    if (!w) return w.error();
+    it = runs_.emplace(dir, std::move(*w)).first;
+  }
+  return it->second.get();
 }
 
 struct Summary {
@@ -457,13 +475,6 @@ int Validator::run() {
                         kExitFailure);
   }
 
-  // `dagsgd replay --help` succeeds even without replay (CLI11 shows the root help then), so
-  // look for the subcommand in the root help.
-  const std::string help = f_.out + "/logs/dagsgd_help.txt";
-  run_logged({dagsgd_, "--help"}, log_path("dagsgd_help"), help);
-  auto help_text = model::read_file(help);
-  const bool have_replay = help_text && help_text->find("\n  replay") != std::string::npos;
-
   // Mode (a): every profile as a fabric entry: its tc rate and its measured natural latency.
   Json fabrics = Json::array();
   for (const auto& p : profiles_) {
@@ -515,7 +526,7 @@ int Validator::run() {
   }
   // Predictions: each configuration from the same configuration on every other profile.
   std::vector<Prediction> predictions;
-  if (have_replay) {
+  {
     for (std::size_t t = 0; t < configs.size(); ++t) {
       if (!measured[t].ok) continue;
       for (std::size_t s = 0; s < configs.size(); ++s) {
@@ -611,18 +622,6 @@ int Validator::run() {
       m["failure"] = measured[i].error;
     }
     jmeasured.push_back(m);
-  }
-  if (!have_replay) {
-    problems.push_back(
-        "`dagsgd replay` is not available in this build: measurements only, no "
-        "predictions");
-    std::printf("(no predictions: `dagsgd replay` is not available in this build)\n");
-    std::printf("%-10s %5s %-7s %-9s %12s\n", "profile", "ranks", "overlap", "model", "measured_s");
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-      std::printf("%-10s %5d %-7s %-9s %12s\n", configs[i].profile.c_str(), configs[i].ranks,
-                  configs[i].overlap.c_str(), configs[i].model->name.c_str(),
-                  measured[i].ok ? fmt("%.4f", measured[i].mean_s).c_str() : "failed");
-    }
   }
   Json jprofiles = Json::array();
   for (const auto& p : profiles_) {

@@ -1,8 +1,11 @@
-// The subcommand plumbing of the dagsgd CLI: each subcommand registers itself on the root app.
+// The subcommand plumbing of the dagsgd CLI: each subcommand registers itself on the root app;
+// exit codes and the one way errors are printed.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -18,6 +21,21 @@ inline constexpr int kExitBadInput = 2;
 
 // Prints "dagsgd: error: <message>" to stderr and returns `code`.
 int report_error(const std::string& message, int code = kExitBadInput);
+// Writes `s` to stdout as it is.
+void print(const std::string& s);
+
+// Adds subcommand `name` with its options struct; when it is chosen, `action` runs `run` on
+// the parsed options. Returns the subcommand (to declare options on) and the options.
+template <class Options>
+std::pair<CLI::App*, std::shared_ptr<Options>> add_command(CLI::App& root, Action& action,
+                                                           const std::string& name,
+                                                           const std::string& help,
+                                                           int (*run)(const Options&)) {
+  auto opts = std::make_shared<Options>();
+  CLI::App* sub = root.add_subcommand(name, help);
+  sub->callback([opts, run, &action] { action = [opts, run] { return run(*opts); }; });
+  return {sub, opts};
+}
 
 // Each add_* creates its subcommand under `root` and, when it is chosen, sets `action`.
 void add_predict(CLI::App& root, Action& action);

@@ -5,15 +5,6 @@
 #include "command.h"
 #include "dagsgd/model/paths.h"
 
-namespace dagsgd::tools {
-
-int report_error(const std::string& message, int code) {
-  std::fprintf(stderr, "dagsgd: error: %s\n", message.c_str());
-  return code;
-}
-
-}  // namespace dagsgd::tools
-
 int main(int argc, char** argv) {
   using namespace dagsgd::tools;
   CLI::App app{
