@@ -36,11 +36,13 @@ struct WhatifOptions {
 };
 
 // The ranks this process shares the sweep with. MPI is only initialized when a launcher started
-// us, so a plain run stays a single process without an MPI singleton.
+// us, so a plain run stays a single process without an MPI singleton; embedded (run_cli) it
+// never is: the host program owns the process.
 class MpiExecutor final : public sim::SweepExecutor {
  public:
   MpiExecutor() {
 #ifdef DAGSGD_WITH_MPI
+    if (embedded()) return;
     for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
       if (std::getenv(var) != nullptr) {
         MPI_Init(nullptr, nullptr);
@@ -290,7 +292,7 @@ int run_whatif(const WhatifOptions& o) {
   reports::PlotLibrary plots;
   const int ready = ranks.agree(root ? prepare_output(o, *sweep, plots) : kExitOk);
   if (ready != kExitOk) return ready;
-  const bool show = root && sweep->points.size() > 4 && ::isatty(STDERR_FILENO) == 1;
+  const bool show = root && sweep->points.size() > 4 && !embedded() && ::isatty(STDERR_FILENO) == 1;
   auto results = sim::run_sweep(**workload, *sweep, ranks, progress_bar(show));
   if (!root) return kExitOk;
   if (!results) return report_error(results.error().message, kExitFailure);
@@ -310,10 +312,10 @@ int run_whatif(const WhatifOptions& o) {
   if (int rc = write_report(o, report, plots); rc != kExitOk) return rc;
   std::size_t timelines = 0;
   for (bool k : sweep->keep_timeline) timelines += k ? 1 : 0;
-  std::printf(
-      "whatif: %zu scenarios on %d rank%s; wrote %s/report.html, report.md, results.csv, "
-      "results.json and %zu timelines\n",
-      report.rows.size(), ranks.size(), ranks.size() == 1 ? "" : "s", o.out.c_str(), timelines);
+  print("whatif: " + std::to_string(report.rows.size()) + " scenarios on " +
+        std::to_string(ranks.size()) + (ranks.size() == 1 ? " rank" : " ranks") + "; wrote " +
+        o.out + "/report.html, report.md, results.csv, results.json and " +
+        std::to_string(timelines) + " timelines\n");
   return kExitOk;
 }
 
