@@ -61,3 +61,4 @@ fi
 mv "$prefix" "$out/moved"
 "$out/moved/bin/dagsgd" "${args[@]}" --network install-probe >/dev/null
 echo "install: $(find "$out/moved" -type f | wc -l) files; binary, package and module work"
+rm -rf "$out/moved" "$out/consumer"  # hundreds of MB with debug information
