@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # ctest install.package: install the build into a temporary prefix and use it from outside.
-#   install_check.sh BUILD_DIR OUT_DIR CONSUMER_SOURCE PYTHON PYTHON_INSTALL_DIR GENERATOR
-# PYTHON_INSTALL_DIR is empty when the build has no Python module.
+#   install_check.sh BUILD_DIR OUT_DIR CONSUMER_SOURCE PYTHON PYTHON_INSTALL_DIR GENERATOR \
+#     [CXX_FLAGS [EXE_LINKER_FLAGS]]
+# PYTHON_INSTALL_DIR is empty when the build has no Python module to import.
 set -euo pipefail
-build=$1 out=$2 consumer=$3 python=$4 pydir=$5 generator=$6
+build=$1 out=$2 consumer=$3 python=$4 pydir=$5 generator=$6 cxxflags=${7:-} ldflags=${8:-}
 rm -rf "$out"
 mkdir -p "$out"
 prefix=$out/prefix
@@ -33,7 +34,8 @@ fi
 # An outside CMake project: find_package(dagsgd), one prediction through the C++ API, the same
 # bytes as the CLI's, from the installed data.
 cmake -S "$consumer" -B "$out/consumer" -G "$generator" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$prefix" >"$out/consumer-configure.log"
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_FLAGS="$cxxflags" \
+  -DCMAKE_EXE_LINKER_FLAGS="$ldflags" >"$out/consumer-configure.log"
 cmake --build "$out/consumer" >"$out/consumer-build.log" || { cat "$out/consumer-build.log"; exit 1; }
 "$out/consumer/dagsgd-consumer" >"$out/consumer.json" 2>"$out/consumer.err"
 cmp "$out/installed.json" "$out/consumer.json"
