@@ -441,7 +441,11 @@ Promise.all(Object.keys(specs).map(function (id) {
       });
     });
   });
-  document.body.setAttribute('data-plots-rendered', String(Object.keys(specs).length));
+)";
+
+// How every page's script ends: it says on <body> when the plots are drawn, or why not.
+const char* const kScriptEnd =
+    R"(  document.body.setAttribute('data-plots-rendered', String(Object.keys(specs).length));
 }).catch(function (e) {
   document.body.setAttribute('data-plots-error', String(e));
   console.error(e);
@@ -667,22 +671,13 @@ table.best small { color: #666; }
   h += "<script>\nconst specs = " + json_for_script(specs.dump()) + ";\n";
   if (chosen) {
     h += "const data = " + json_for_script(data.dump()) + ";\n";
-    h += kChosenScript;
-    return h;
+    return h + kChosenScript + kScriptEnd;
   }
   h += R"(Promise.all(Object.keys(specs).map(function (id) {
   return vegaEmbed('#' + id, specs[id], {actions: false, renderer: 'svg'});
 })).then(function () {
-  document.body.setAttribute('data-plots-rendered', String(Object.keys(specs).length));
-}).catch(function (e) {
-  document.body.setAttribute('data-plots-error', String(e));
-  console.error(e);
-});
-</script>
-</body>
-</html>
 )";
-  return h;
+  return h + kScriptEnd;
 }
 
 }  // namespace dagsgd::reports

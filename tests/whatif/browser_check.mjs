@@ -72,33 +72,14 @@ try {
       problems.push(`plot #${p.id} is empty (${p.marks} marks, ${p.width}x${p.height})`);
     }
   }
-  // Hover values: a mark of the throughput plot shows a tooltip.
-  const point = await page.$('#throughput svg path[aria-roledescription="point"], #throughput svg .mark-symbol path');
-  if (point) {
-    await point.hover({ force: true });
-    await page.waitForTimeout(300);
-    const tip = await page.evaluate(() => {
-      const t = document.querySelector('#vg-tooltip-element');
-      return t && t.classList.contains('visible') ? t.textContent : '';
-    });
-    if (!tip.includes('samples/s')) problems.push('no tooltip on hover over a throughput point');
-  } else {
-    problems.push('no points in the throughput plot');
-  }
-  // ... and a bar of the breakdown, its scenario and times.
-  const bar = await page.$('#breakdown svg path[aria-roledescription="bar"]');
-  if (bar) {
-    await bar.hover({ force: true });
-    await page.waitForTimeout(300);
-    const tip = await page.evaluate(() => {
-      const t = document.querySelector('#vg-tooltip-element');
-      return t && t.classList.contains('visible') ? t.textContent : '';
-    });
-    if (!tip.includes('GPU') || !tip.includes('iteration (ms)')) {
-      problems.push('no scenario and iteration in the tooltip of a breakdown bar: ' + tip);
-    }
-  } else {
-    problems.push('no bars in the breakdown');
+  // Hover values: a point of the throughput plot and a bar of the breakdown show tooltips.
+  const throughputTip = await tooltip(page, '#throughput svg path[aria-roledescription="point"], #throughput svg .mark-symbol path');
+  if (throughputTip === null) problems.push('no points in the throughput plot');
+  else if (!throughputTip.includes('samples/s')) problems.push('no tooltip on hover over a throughput point');
+  const barTip = await tooltip(page, '#breakdown svg path[aria-roledescription="bar"]');
+  if (barTip === null) problems.push('no bars in the breakdown');
+  else if (!barTip.includes('GPU') || !barTip.includes('iteration (ms)')) {
+    problems.push('no scenario and iteration in the tooltip of a breakdown bar: ' + barTip);
   }
   let selection = null;
   if (controls.length) selection = await checkSelection(page, problems);
@@ -116,6 +97,18 @@ try {
 if (problems.length) {
   for (const p of problems) console.error(p);
   process.exit(1);
+}
+
+// The tooltip shown on hovering the first mark `selector` finds ('' if none; null: no mark).
+async function tooltip(page, selector) {
+  const mark = await page.$(selector);
+  if (!mark) return null;
+  await mark.hover({ force: true });
+  await page.waitForTimeout(300);
+  return page.evaluate(() => {
+    const t = document.querySelector('#vg-tooltip-element');
+    return t && t.classList.contains('visible') ? t.textContent : '';
+  });
 }
 
 // What a plot draws: its lines' paths and its bars' labels, in document order.

@@ -84,17 +84,7 @@ int run_commands(const std::vector<std::string>& args, const Commands& more) {
   std::ostringstream help_err;
   try {
     app.parse(reversed);
-  } catch (const CLI::CallForHelp& e) {
-    const int code = app.exit(e, help_out, help_err);
-    print(help_out.str());
-    write_err(help_err.str());
-    return code;
-  } catch (const CLI::CallForAllHelp& e) {
-    const int code = app.exit(e, help_out, help_err);
-    print(help_out.str());
-    write_err(help_err.str());
-    return code;
-  } catch (const CLI::CallForVersion& e) {
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version
     const int code = app.exit(e, help_out, help_err);
     print(help_out.str());
     write_err(help_err.str());
