@@ -205,10 +205,6 @@ void stop_tracing() {
 
 }  // namespace dagsgd::mpitrace
 
-using dagsgd::mpitrace::active;
-using dagsgd::mpitrace::CallInfo;
-using dagsgd::mpitrace::Recorder;
-using dagsgd::runtime::now_ns;
 namespace mt = dagsgd::mpitrace;
 
 DAGSGD_EXPORT int MPI_Init(int* argc, char*** argv) {

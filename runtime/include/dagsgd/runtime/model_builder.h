@@ -13,7 +13,7 @@
 
 namespace dagsgd::runtime {
 
-inline constexpr std::int64_t kImageInputs = 28 * 28;
+inline constexpr std::int64_t kImageInputs = std::int64_t{28} * 28;
 inline constexpr int kImageClasses = 10;
 
 // The layers of `cfg.model`: "mlp" (fc+relu with cfg.widths), "cnn" (two conv+relu+pool blocks,
