@@ -185,12 +185,18 @@ TEST(Engine, ReusedEngineEqualsFreshRuns) {
     ASSERT_TRUE(engine.run(dag, out).ok());
     expect_same(out, reference(dag));
 
+    // A task that runs, then a three-task cycle behind it: the error names the first task
+    // that never ran.
     Dag cyc;
     auto res = cyc.add_resource("x");
-    auto a = cyc.add_task(model::Task{1, res});
-    auto b = cyc.add_task(model::Task{1, res});
+    auto lead = cyc.add_task(model::Task{1, res, 0});
+    auto a = cyc.add_task(model::Task{2, res, 1});
+    auto b = cyc.add_task(model::Task{3, res, 2});
+    auto c = cyc.add_task(model::Task{4, res, 3});
+    cyc.add_edge(lead, a);
     cyc.add_edge(a, b);
-    cyc.add_edge(b, a);
+    cyc.add_edge(b, c);
+    cyc.add_edge(c, a);
     cyc.finalize();
     auto bad = engine.run(cyc, out);
     ASSERT_FALSE(bad.ok());
