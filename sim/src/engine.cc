@@ -1,5 +1,5 @@
 // Event loop over completion events ordered by (time, sequence); resources keep FIFO ready queues.
-// Laid out for the hot loop: one 24-byte record per task, a radix heap, no allocation per event.
+// Laid out for the hot loop: one 32-byte record per task, a radix heap, no allocation per event.
 #include "dagsgd/sim/engine.h"
 
 #include <algorithm>
