@@ -273,6 +273,15 @@ int write_report(const WhatifOptions& o, const reports::WhatifReport& report,
   return kExitOk;
 }
 
+constexpr const char* kHelp =
+    "Sweep one workload across fabrics, GPU counts and communication strategies and write\n"
+    "a report (report.html, report.md, results.csv, results.json, timelines/) to --out.\n"
+    "Every combination of the list options is one scenario. Under mpirun the scenarios are\n"
+    "split across ranks and rank 0 writes the report.\n"
+    "Example: dagsgd whatif --network resnet50 --batch 64 --gpu v100 \\\n"
+    "  --fabrics pcie3,nvlink2,10gbe,100gbe,ib-edr --gpus 1,4,8,16,32,64 --gpus-per-node 4 \\\n"
+    "  --out whatif-resnet50";
+
 int run_whatif(const WhatifOptions& o) {
   MpiExecutor ranks;
   const bool root = ranks.rank() == 0;
@@ -320,16 +329,7 @@ int run_whatif(const WhatifOptions& o) {
 }  // namespace
 
 void add_whatif(CLI::App& root, Action& action) {
-  auto [sub, opts] = add_command<WhatifOptions>(
-      root, action, "whatif",
-      "Sweep one workload across fabrics, GPU counts and communication strategies and write\n"
-      "a report (report.html, report.md, results.csv, results.json, timelines/) to --out.\n"
-      "Every combination of the list options is one scenario. Under mpirun the scenarios are\n"
-      "split across ranks and rank 0 writes the report.\n"
-      "Example: dagsgd whatif --network resnet50 --batch 64 --gpu v100 \\\n"
-      "  --fabrics pcie3,nvlink2,10gbe,100gbe,ib-edr --gpus 1,4,8,16,32,64 --gpus-per-node 4 \\\n"
-      "  --out whatif-resnet50",
-      run_whatif);
+  auto [sub, opts] = add_command<WhatifOptions>(root, action, "whatif", kHelp, run_whatif);
   sub->add_option("run", opts->run,
                   "A traced run directory (dagsgd train/collect --trace, or Kineto traces) to "
                   "replay on each fabric, instead of --network");
