@@ -426,10 +426,9 @@ Expected<ClusterTopology> ClusterTopology::build(const NodeType& node, int nodes
   if (!valid) return with_context(context, valid.error());
   if (nodes < 1) return Error{"cluster: nodes must be >= 1, got " + std::to_string(nodes)};
   const int nics = node.nics_per_node();
-  if (static_cast<long long>(nodes) * static_cast<long long>(node.devices.size() + nics) >
-          kMaxClusterDevices ||
-      static_cast<long long>(nodes) * static_cast<long long>(node.links.size() + 2 * nics) >
-          kMaxClusterDevices) {
+  const auto per_node =
+      static_cast<long long>(node.devices.size() + node.links.size()) + 3LL * nics;
+  if (static_cast<long long>(nodes) * per_node > kMaxClusterDevices) {
     return Error{"cluster: " + std::to_string(nodes) + " nodes is too large"};
   }
   if (nodes > 1) {
@@ -527,9 +526,9 @@ Expected<ClusterTopology> ClusterTopology::build(const NodeType& node, int nodes
                                  ? nodes
                                  : network.nodes_per_leaf;
         const int leaves = (nodes + per_leaf - 1) / per_leaf;
-        std::vector<int> leaf_devices;
-        for (int i = 0; i < leaves; ++i)
-          leaf_devices.push_back(add_switch("leaf" + std::to_string(i)));
+        std::vector<int> leaf_devices(leaves);
+        for (int i = 0; i < leaves; ++i) leaf_devices[i] = add_switch("leaf" + std::to_string(i));
+        plan->leaf_of_node.reserve(nodes);
         for (int n = 0; n < nodes; ++n) {
           plan->leaf_of_node.push_back(n / per_leaf);
           for (int k = 0; k < nics; ++k) add_port(n, k, leaf_devices[n / per_leaf]);
@@ -539,8 +538,8 @@ Expected<ClusterTopology> ClusterTopology::build(const NodeType& node, int nodes
         break;
       }
       case NetworkKind::kRailOptimized: {
-        std::vector<int> rails;
-        for (int k = 0; k < nics; ++k) rails.push_back(add_switch("rail" + std::to_string(k)));
+        std::vector<int> rails(nics);
+        for (int k = 0; k < nics; ++k) rails[k] = add_switch("rail" + std::to_string(k));
         for (int n = 0; n < nodes; ++n) {
           for (int k = 0; k < nics; ++k) add_port(n, k, rails[k]);
         }

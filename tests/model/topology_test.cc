@@ -309,7 +309,7 @@ TEST(Topology, BuildsAreDeterministic) {
   EXPECT_EQ(a.intra_ring(), b.intra_ring());
   EXPECT_EQ(a.to_json(), b.to_json());
   // Copies share the routes already computed.
-  const ClusterTopology c = a;
+  const ClusterTopology c = a;  // NOLINT(performance-unnecessary-copy-initialization)
   EXPECT_EQ(&c.route(3, 60), &a.route(3, 60));
 }
 
