@@ -50,14 +50,14 @@ double bottleneck(const std::vector<TopoLink>& links, const std::vector<int>& ro
   return b;
 }
 
-std::optional<std::vector<int>> local_route(const NodeType& node,
-                                            const std::vector<std::vector<int>>& out, int src,
-                                            int dst) {
-  if (src == dst) return std::vector<int>{};
+std::vector<std::optional<std::vector<int>>> local_routes(const NodeType& node,
+                                                          const std::vector<std::vector<int>>& out,
+                                                          int src,
+                                                          const std::vector<int>& targets) {
   const auto n = node.devices.size();
-  auto can_enter = [&](int v) { return v == dst || !is_endpoint(node.devices[v].kind); };
-  // Breadth-first layers from src; endpoints other than src and dst are never entered, and
-  // nothing is expanded from dst.
+  // Breadth-first layers from src. An endpoint may end a route but is never expanded, so the
+  // layers serve every target at once.
+  auto expands = [&](int u) { return u == src || !is_endpoint(node.devices[u].kind); };
   std::vector<int> dist(n, -1);
   std::vector<int> order;
   std::deque<int> queue{src};
@@ -66,63 +66,62 @@ std::optional<std::vector<int>> local_route(const NodeType& node,
     const int u = queue.front();
     queue.pop_front();
     order.push_back(u);
-    if (u == dst) continue;
+    if (!expands(u)) continue;
     for (int l : out[u]) {
       const int v = node.links[l].to;
-      if (!can_enter(v) || dist[v] >= 0) continue;
+      if (dist[v] >= 0) continue;
       dist[v] = dist[u] + 1;
       queue.push_back(v);
     }
   }
-  if (dist[dst] < 0) return std::nullopt;
-  auto on_layer = [&](int u, int l) {
-    const int v = node.links[l].to;
-    return can_enter(v) && dist[v] == dist[u] + 1;
-  };
-  // The widest bottleneck over all shortest paths (a max-min over the layers).
+  // Layer by layer, the widest bottleneck to each device over its shortest paths, and the link
+  // that brings it: from the lowest-index previous device among those that achieve it. Every
+  // device's chosen path is at least as wide as any path through it needs, so following the
+  // links back from a target gives a widest shortest path to it.
   std::vector<double> best(n, -1);
+  std::vector<int> via(n, -1);
   best[src] = std::numeric_limits<double>::infinity();
-  for (int u : order) {
-    if (u == dst || best[u] < 0) continue;
+  for (int u : order) {  // increasing distance, so each device's predecessors come first
+    if (!expands(u)) continue;
     for (int l : out[u]) {
-      if (!on_layer(u, l)) continue;
       const int v = node.links[l].to;
-      best[v] = std::max(best[v], std::min(best[u], node.links[l].bandwidth));
-    }
-  }
-  const double widest = best[dst];
-  // Devices from which dst is reachable along shortest-path links at least that wide; then the
-  // lowest-index next device at each step gives the lexicographically smallest such path.
-  std::vector<char> reaches(n, 0);
-  reaches[dst] = 1;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const int u = *it;
-    if (u == dst) continue;
-    for (int l : out[u]) {
-      if (on_layer(u, l) && node.links[l].bandwidth >= widest && reaches[node.links[l].to]) {
-        reaches[u] = 1;
-        break;
+      if (dist[v] != dist[u] + 1) continue;
+      const double w = std::min(best[u], node.links[l].bandwidth);
+      if (w > best[v] || (w == best[v] && u < node.links[via[v]].from)) {
+        best[v] = w;
+        via[v] = l;
       }
     }
   }
-  std::vector<int> route;
-  for (int u = src; u != dst;) {
-    int pick = -1;
-    for (int l : out[u]) {
-      if (!on_layer(u, l) || node.links[l].bandwidth < widest || !reaches[node.links[l].to]) {
-        continue;
-      }
-      if (pick < 0 || node.links[l].to < node.links[pick].to) pick = l;
+  std::vector<std::optional<std::vector<int>>> routes;
+  routes.reserve(targets.size());
+  for (int dst : targets) {
+    if (dist[dst] < 0) {
+      routes.emplace_back(std::nullopt);
+      continue;
     }
-    route.push_back(pick);
-    u = node.links[pick].to;
+    std::vector<int> route(dist[dst]);
+    for (int v = dst, i = dist[dst] - 1; v != src; --i) {
+      route[i] = via[v];
+      v = node.links[via[v]].from;
+    }
+    routes.emplace_back(std::move(route));
   }
-  return route;
+  return routes;
+}
+
+std::optional<std::vector<int>> local_route(const NodeType& node,
+                                            const std::vector<std::vector<int>>& out, int src,
+                                            int dst) {
+  return std::move(local_routes(node, out, src, {dst}).front());
 }
 
 }  // namespace topo
 
 namespace {
+
+constexpr std::size_t kMaxNodeDevices = 1024;
+constexpr std::size_t kMaxNodeLinks = 16384;
 
 std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
@@ -174,6 +173,13 @@ Expected<void> check_index_list(const NodeType& node, const std::vector<int>& li
 }  // namespace
 
 Expected<void> validate_node_type(const NodeType& node) {
+  // Routes are computed for every pair of GPUs and NICs of a node type: bounded sizes keep
+  // that, and the ring search, to well under a second.
+  if (node.devices.size() > kMaxNodeDevices || node.links.size() > kMaxNodeLinks) {
+    return Error{"too large: " + std::to_string(node.devices.size()) + " devices and " +
+                 std::to_string(node.links.size()) + " links (at most " +
+                 std::to_string(kMaxNodeDevices) + " and " + std::to_string(kMaxNodeLinks) + ")"};
+  }
   const int n = static_cast<int>(node.devices.size());
   std::map<std::string, int> names;
   for (int d = 0; d < n; ++d) {
@@ -347,6 +353,8 @@ struct RingScore {
 
 constexpr int kExhaustiveRingGpus = 8;
 constexpr int kRingImprovementPasses = 50;
+// Ring orders scored in the improvement passes (each costs O(GPUs)): bounds large nodes.
+constexpr long long kRingScoreBudget = 50'000'000;
 
 std::vector<int> ring_order(int gpus, const std::vector<std::vector<double>>& width,
                             const std::vector<std::vector<int>>& hops) {
@@ -395,10 +403,11 @@ std::vector<int> ring_order(int gpus, const std::vector<std::vector<double>>& wi
   }
   std::vector<int> best = score(greedy).better_than(score(order)) ? greedy : order;
   RingScore best_score = score(best);
-  for (int pass = 0; pass < kRingImprovementPasses; ++pass) {
+  long long budget = kRingScoreBudget / gpus;
+  for (int pass = 0; pass < kRingImprovementPasses && budget > 0; ++pass) {
     bool improved = false;
-    for (int i = 1; i < gpus - 1; ++i) {
-      for (int j = i + 1; j < gpus; ++j) {
+    for (int i = 1; i < gpus - 1 && budget > 0; ++i) {
+      for (int j = i + 1; j < gpus && budget > 0; ++j, --budget) {
         std::vector<int> candidate = best;
         std::reverse(candidate.begin() + i, candidate.begin() + j + 1);
         const RingScore s = score(candidate);
@@ -415,7 +424,9 @@ std::vector<int> ring_order(int gpus, const std::vector<std::vector<double>>& wi
 }
 
 // Sizes far beyond any real cluster would overflow the int indices.
-constexpr long long kMaxClusterDevices = 1LL << 28;
+// Devices plus links of a whole cluster: about 100 bytes each, so at most ~1 GB (a 100,000-GPU
+// cluster of DGX H100 nodes is 1.7 M).
+constexpr long long kMaxClusterElements = 1LL << 23;
 
 }  // namespace
 
@@ -428,7 +439,7 @@ Expected<ClusterTopology> ClusterTopology::build(const NodeType& node, int nodes
   const int nics = node.nics_per_node();
   const auto per_node =
       static_cast<long long>(node.devices.size() + node.links.size()) + 3LL * nics;
-  if (static_cast<long long>(nodes) * per_node > kMaxClusterDevices) {
+  if (static_cast<long long>(nodes) * per_node > kMaxClusterElements) {
     return Error{"cluster: " + std::to_string(nodes) + " nodes is too large"};
   }
   if (nodes > 1) {
@@ -463,11 +474,16 @@ Expected<ClusterTopology> ClusterTopology::build(const NodeType& node, int nodes
   auto endpoint_device = [&](int e) { return e < gpus ? node.gpus[e] : node.nics[e - gpus]; };
   const auto out = topo::out_links(node);
   plan->local.resize(static_cast<std::size_t>(plan->endpoints) * plan->endpoints);
+  std::vector<int> all_endpoints(plan->endpoints);
+  for (int e = 0; e < plan->endpoints; ++e) all_endpoints[e] = endpoint_device(e);
+  const std::vector<int> gpu_devices(node.gpus.begin(), node.gpus.end());
   for (int a = 0; a < plan->endpoints; ++a) {
-    for (int b = 0; b < plan->endpoints; ++b) {
-      auto r = topo::local_route(node, out, endpoint_device(a), endpoint_device(b));
-      // Two NICs need no route between them; GPU pairs and GPU-NIC pairs were validated.
-      if (r) plan->local[static_cast<std::size_t>(a) * plan->endpoints + b] = std::move(*r);
+    // From a GPU to every GPU and NIC; from a NIC to the GPUs (NIC pairs need no route). GPU
+    // pairs and each GPU's NIC were validated; a GPU out of reach of another NIC gets none.
+    auto routes =
+        topo::local_routes(node, out, endpoint_device(a), a < gpus ? all_endpoints : gpu_devices);
+    for (std::size_t b = 0; b < routes.size(); ++b) {
+      if (routes[b]) plan->local[static_cast<std::size_t>(a) * plan->endpoints + b] = *routes[b];
     }
   }
 

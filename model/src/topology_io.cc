@@ -103,6 +103,10 @@ const std::vector<DeviceKind> kNodeDeviceKinds = {DeviceKind::kGpu, DeviceKind::
                                                   DeviceKind::kCpu, DeviceKind::kNic,
                                                   DeviceKind::kNvSwitch};
 constexpr int kMaxBondedLinks = 1024;
+// Far above any real link (NVLink5 is 50 GB/s per link, a whole GPU 900 GB/s), and small
+// enough that bandwidths and nanoseconds cannot overflow.
+constexpr double kMaxLinkGbytesPerS = 1e6;
+constexpr double kMaxLatencyUs = 1e6;
 
 // Names appear in cluster-wide names ("n3.gpu0") and in Graphviz output.
 bool valid_name(const std::string& s) {
@@ -134,11 +138,11 @@ Expected<std::map<std::string, LinkType>> parse_link_types(const Json& j) {
     t.kind = *kind;
     auto source = f.text("source");
     if (!source) return fail(source.error());
-    auto nominal = f.number("nominal_gbytes_per_s", 0, true, HUGE_VAL);
+    auto nominal = f.number("nominal_gbytes_per_s", 0, true, kMaxLinkGbytesPerS);
     if (!nominal) return fail(nominal.error());
     auto efficiency = f.number("efficiency", 0, true, 1);
     if (!efficiency) return fail(efficiency.error());
-    auto latency = f.number("latency_us", 0, false, HUGE_VAL);
+    auto latency = f.number("latency_us", 0, false, kMaxLatencyUs);
     if (!latency) return fail(latency.error());
     t.bandwidth = *nominal * kBytesPerGbyte * *efficiency;
     t.latency = from_micros(*latency);
@@ -166,8 +170,9 @@ std::vector<int> nearest_nics(const NodeType& node) {
   for (int gpu : node.gpus) {
     int pick = -1;
     std::size_t pick_hops = 0;
+    const auto routes = topo::local_routes(node, out, gpu, node.nics);
     for (std::size_t k = 0; k < node.nics.size(); ++k) {
-      auto r = topo::local_route(node, out, gpu, node.nics[k]);
+      const auto& r = routes[k];
       if (!r) continue;
       if (pick < 0 || r->size() < pick_hops || (r->size() == pick_hops && users[k] < users[pick])) {
         pick = static_cast<int>(k);
@@ -186,21 +191,17 @@ Expected<NodeType> parse_node_type(const Json& root) {
   Fields top(root, kTopFields);
   DAGSGD_TRY(top.check());
   NodeType node;
-  auto name = top.text("name");
-  DAGSGD_TRY(name);
-  if (!valid_name(*name)) return Error{"'name' must be letters, digits, '_' and '-'"};
-  node.name = *name;
-  auto description = top.text("description");
-  DAGSGD_TRY(description);
-  node.description = *description;
-  auto source = top.text("source");
-  DAGSGD_TRY(source);
-  node.source = *source;
-  if (top.has("nic_fabric")) {
-    auto fabric = top.text("nic_fabric");
-    DAGSGD_TRY(fabric);
-    node.nic_fabric = *fabric;
+  const std::pair<const char*, std::string*> texts[] = {{"name", &node.name},
+                                                        {"description", &node.description},
+                                                        {"source", &node.source},
+                                                        {"nic_fabric", &node.nic_fabric}};
+  for (const auto& [key, field] : texts) {
+    if (field == &node.nic_fabric && !top.has(key)) continue;  // the one optional text
+    auto value = top.text(key);
+    DAGSGD_TRY(value);
+    *field = *value;
   }
+  if (!valid_name(node.name)) return Error{"'name' must be letters, digits, '_' and '-'"};
   if (!root.contains("link_types")) return Error{"missing 'link_types'"};
   auto types = parse_link_types(root["link_types"]);
   DAGSGD_TRY(types);

@@ -1,5 +1,6 @@
 // What `dagsgd topology show` prints: a cluster topology as text, Graphviz (dot) or JSON.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -17,10 +18,10 @@ using OJson = nlohmann::ordered_json;
 
 constexpr double kBytesPerGbyte = 1e9;
 
-// Three significant digits: link rates and latencies are not known better.
+// Three significant digits (whole numbers from 1000): rates and latencies are not known better.
 std::string num(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
+  std::snprintf(buf, sizeof buf, std::fabs(v) >= 1000 ? "%.0f" : "%.3g", v);
   return buf;
 }
 OJson json_num(double v) { return OJson::parse(num(v)); }

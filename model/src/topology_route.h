@@ -13,12 +13,17 @@ namespace dagsgd::model::topo {
 std::vector<std::vector<int>> out_links(const NodeType& node);
 
 // The links from device `src` to device `dst` of `node`: the fewest hops, ties broken by the
-// widest bottleneck, then by the lexicographically smallest sequence of device indices. Only
+// widest bottleneck, then, walking back from dst, by the lowest-index previous device. Only
 // transit devices (not GPUs, not NICs) may lie in between. nullopt when there is no such path;
 // empty when src == dst.
 std::optional<std::vector<int>> local_route(const NodeType& node,
                                             const std::vector<std::vector<int>>& out, int src,
                                             int dst);
+
+// local_route from `src` to each of `targets`, sharing one search.
+std::vector<std::optional<std::vector<int>>> local_routes(const NodeType& node,
+                                                          const std::vector<std::vector<int>>& out,
+                                                          int src, const std::vector<int>& targets);
 
 // Narrowest bandwidth along `route` (links of `node`); 0 for an empty route.
 double bottleneck(const std::vector<TopoLink>& links, const std::vector<int>& route);

@@ -354,6 +354,40 @@ TEST(Topology, RingBeyondEightGpusFindsTheNvlinkCycle) {
   }
 }
 
+TEST(Topology, TiesGoToTheWiderThenTheLowerDevice) {
+  // gpu0 and gpu1 meet at two switches, each two hops away.
+  auto node_with = [](double via_sw0, double via_sw1) {
+    NodeType n;
+    n.name = "twin";
+    n.devices = {{DeviceKind::kGpu, "gpu0", 0},
+                 {DeviceKind::kGpu, "gpu1", 0},
+                 {DeviceKind::kPcieSwitch, "sw0", 0},
+                 {DeviceKind::kPcieSwitch, "sw1", 0}};
+    n.gpus = {0, 1};
+    n.gpu_nic = {-1, -1};
+    for (int g = 0; g < 2; ++g) {
+      for (int sw = 2; sw < 4; ++sw) {
+        const double bw = sw == 2 ? via_sw0 : via_sw1;
+        n.links.push_back({g, sw, bw, 0, "pcie", "p", 1});
+        n.links.push_back({sw, g, bw, 0, "pcie", "p", 1});
+      }
+    }
+    return n;
+  };
+  EXPECT_EQ(path(build(node_with(12e9, 12e9), 1, {}), 0, 1),
+            names({"n0.gpu0", "n0.sw0", "n0.gpu1"}));
+  EXPECT_EQ(path(build(node_with(12e9, 24e9), 1, {}), 0, 1),
+            names({"n0.gpu0", "n0.sw1", "n0.gpu1"}));
+}
+
+TEST(Topology, OversizedNodeTypesAreRefused) {
+  auto e = ClusterTopology::build(uniform_node_type(1100, 1e9, 0, 1), 1, {});
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("too large"), std::string::npos) << e.error().message;
+  // 300 GPUs is still answered, ring included.
+  EXPECT_EQ(build(uniform_node_type(300, 1e9, 0, 1), 1, {}).intra_ring().size(), 300u);
+}
+
 // ---- Node-type files ----------------------------------------------------------------------
 
 // A valid two-GPU node: edits of it make each error case.
@@ -413,10 +447,13 @@ TEST(TopologyFiles, ErrorsNameTheFileAndThePlace) {
       {node_json("", "", R"(, "gpu_nic": [0])"), "'gpu_nic' must list one NIC index per GPU (2)"},
       {node_json("", "", "", R"("pcie3": {"kind": "pcie", "nominal_gbytes_per_s": 0,
          "efficiency": 0.8, "latency_us": 0.5, "source": "s"})"),
-       "link_types.pcie3: 'nominal_gbytes_per_s' must be a number > 0, got 0"},
+       "link_types.pcie3: 'nominal_gbytes_per_s' must be a number > 0 and <= 1e+06, got 0"},
       {node_json("", "", "", R"("pcie3": {"kind": "pcie", "nominal_gbytes_per_s": "fast",
          "efficiency": 0.8, "latency_us": 0.5, "source": "s"})"),
-       "'nominal_gbytes_per_s' must be a number > 0, got \"fast\""},
+       "'nominal_gbytes_per_s' must be a number > 0 and <= 1e+06, got \"fast\""},
+      {node_json("", "", "", R"("pcie3": {"kind": "pcie", "nominal_gbytes_per_s": 1e300,
+         "efficiency": 0.8, "latency_us": 1e300, "source": "s"})"),
+       "'nominal_gbytes_per_s' must be a number > 0 and <= 1e+06, got 1e+300"},
       {node_json("", "", "", R"("pcie3": {"kind": "pcie", "nominal_gbytes_per_s": 1e400,
          "efficiency": 0.8, "latency_us": 0.5, "source": "s"})"),
        "not valid JSON"},
@@ -425,7 +462,7 @@ TEST(TopologyFiles, ErrorsNameTheFileAndThePlace) {
        "'efficiency' must be a number > 0 and <= 1, got 1.5"},
       {node_json("", "", "", R"("pcie3": {"kind": "pcie", "nominal_gbytes_per_s": 16,
          "efficiency": 0.5, "latency_us": -1, "source": "s"})"),
-       "'latency_us' must be a number >= 0, got -1"},
+       "'latency_us' must be a number >= 0 and <= 1e+06, got -1"},
       {node_json("", "", "", R"("pcie3": {"kind": "pcie", "nominal_gbytes_per_s": 16,
          "efficiency": 0.5, "latency_us": 1})"),
        "link_types.pcie3: missing 'source'"},

@@ -108,9 +108,10 @@ class ClusterTopology {
 
   // The directed links a transfer from GPU rank `a` to GPU rank `b` crosses, in order: inside a
   // node the path with the fewest hops (ties: the widest bottleneck, then the lowest device
-  // indices), so two GPUs on one NVLink use it and two behind different PCIe switches cross the
-  // CPU; between nodes through a's NIC (NodeType::gpu_nic), the network, and b's NIC. Empty for
-  // a == b. Deterministic; computed once per pair and kept.
+  // indices, choosing each previous device walking back from b), so two GPUs on one NVLink use it
+  // and two behind different PCIe switches cross the CPU; between nodes through a's NIC
+  // (NodeType::gpu_nic), the network, and b's NIC. Empty for a == b. Deterministic; computed once
+  // per pair and kept.
   const std::vector<int>& route(int a, int b) const;
   // Sum of the latencies along route(a, b).
   Nanos route_latency(int a, int b) const;
