@@ -407,6 +407,11 @@ std::string node_json(const std::string& devices_extra = "", const std::string& 
          links_extra + "]" + top_extra + "}";
 }
 
+// The link type "pcie3" with the given fields besides its kind.
+std::string pcie3(const std::string& fields) {
+  return R"("pcie3": {"kind": "pcie", )" + fields + "}";
+}
+
 std::string error_of(const std::string& text) {
   auto n = parse_node_type_json(text, "my-node.json");
   return n.ok() ? "(no error)" : n.error().message;
@@ -445,26 +450,38 @@ TEST(TopologyFiles, ErrorsNameTheFileAndThePlace) {
       {node_json("", "", R"(, "gpu_nic": [0, 1])"),
        "gpu_nic[1] = 1 is out of range: the node has 1 NICs"},
       {node_json("", "", R"(, "gpu_nic": [0])"), "'gpu_nic' must list one NIC index per GPU (2)"},
-      {node_json("", "", "", R"("pcie3": {"kind": "pcie", "nominal_gbytes_per_s": 0,
-         "efficiency": 0.8, "latency_us": 0.5, "source": "s"})"),
+      {node_json(
+           "", "", "",
+           pcie3(
+               R"("nominal_gbytes_per_s": 0, "efficiency": 0.8, "latency_us": 0.5, "source": "s")")),
        "link_types.pcie3: 'nominal_gbytes_per_s' must be a number > 0 and <= 1e+06, got 0"},
-      {node_json("", "", "", R"("pcie3": {"kind": "pcie", "nominal_gbytes_per_s": "fast",
-         "efficiency": 0.8, "latency_us": 0.5, "source": "s"})"),
+      {node_json(
+           "", "", "",
+           pcie3(
+               R"("nominal_gbytes_per_s": "fast", "efficiency": 0.8, "latency_us": 0.5, "source": "s")")),
        "'nominal_gbytes_per_s' must be a number > 0 and <= 1e+06, got \"fast\""},
-      {node_json("", "", "", R"("pcie3": {"kind": "pcie", "nominal_gbytes_per_s": 1e300,
-         "efficiency": 0.8, "latency_us": 1e300, "source": "s"})"),
+      {node_json(
+           "", "", "",
+           pcie3(
+               R"("nominal_gbytes_per_s": 1e300, "efficiency": 0.8, "latency_us": 1e300, "source": "s")")),
        "'nominal_gbytes_per_s' must be a number > 0 and <= 1e+06, got 1e+300"},
-      {node_json("", "", "", R"("pcie3": {"kind": "pcie", "nominal_gbytes_per_s": 1e400,
-         "efficiency": 0.8, "latency_us": 0.5, "source": "s"})"),
+      {node_json(
+           "", "", "",
+           pcie3(
+               R"("nominal_gbytes_per_s": 1e400, "efficiency": 0.8, "latency_us": 0.5, "source": "s")")),
        "not valid JSON"},
-      {node_json("", "", "", R"("pcie3": {"kind": "pcie", "nominal_gbytes_per_s": 16,
-         "efficiency": 1.5, "latency_us": 0.5, "source": "s"})"),
+      {node_json(
+           "", "", "",
+           pcie3(
+               R"("nominal_gbytes_per_s": 16, "efficiency": 1.5, "latency_us": 0.5, "source": "s")")),
        "'efficiency' must be a number > 0 and <= 1, got 1.5"},
-      {node_json("", "", "", R"("pcie3": {"kind": "pcie", "nominal_gbytes_per_s": 16,
-         "efficiency": 0.5, "latency_us": -1, "source": "s"})"),
+      {node_json(
+           "", "", "",
+           pcie3(
+               R"("nominal_gbytes_per_s": 16, "efficiency": 0.5, "latency_us": -1, "source": "s")")),
        "'latency_us' must be a number >= 0 and <= 1e+06, got -1"},
-      {node_json("", "", "", R"("pcie3": {"kind": "pcie", "nominal_gbytes_per_s": 16,
-         "efficiency": 0.5, "latency_us": 1})"),
+      {node_json("", "", "",
+                 pcie3(R"("nominal_gbytes_per_s": 16, "efficiency": 0.5, "latency_us": 1)")),
        "link_types.pcie3: missing 'source'"},
       {node_json(R"(, {"name": "gpu0", "kind": "gpu"})"),
        "devices[4]: a second device named 'gpu0'"},
