@@ -46,5 +46,6 @@ void add_whatif(CLI::App& root, Action& action);
 void add_analyze(CLI::App& root, Action& action);
 void add_replay(CLI::App& root, Action& action);
 void add_validate(CLI::App& root, Action& action);
+void add_topology(CLI::App& root, Action& action);
 
 }  // namespace dagsgd::tools

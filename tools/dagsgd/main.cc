@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   add_calibrate(app, action);
   add_analyze(app, action);
   add_replay(app, action);
+  add_topology(app, action);
 #ifdef DAGSGD_WITH_MPI
   add_train(app, action);
   add_collect(app, action);
