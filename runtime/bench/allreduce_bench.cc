@@ -21,15 +21,23 @@ struct Options {
   bool in_place = false;
 };
 
+// Bounds of the counts: beyond them a run would not end in any useful time, and the per-iteration
+// timing arrays (3 doubles per iteration) would not fit in memory.
+constexpr long kMaxIterations = 1'000'000;
+constexpr long kMaxBytes = 1L << 30;
+
 constexpr const char* kUsage =
     "usage: dagsgd-allreduce-bench [--min-bytes N] [--max-bytes N] [--iterations N] "
     "[--warmup N] [--nonblocking] [--in-place]\n"
     "  Times MPI_Allreduce (MPI_FLOAT, MPI_SUM) for sizes min..max bytes, doubling; sizes are\n"
-    "  multiples of 4. Defaults: 4 .. 1048576 bytes, 100 iterations after 10 warm-up ones.\n"
+    "  multiples of 4 up to 1 GiB. Defaults: 4 .. 1048576 bytes, 100 iterations (1..1000000)\n"
+    "  after 10 warm-up ones (0..1000000).\n"
     "  --nonblocking times MPI_Iallreduce + MPI_Wait instead: Open MPI runs non-blocking\n"
     "  collectives with other algorithms (libnbc) than blocking ones, and the training runtime\n"
     "  issues MPI_Iallreduce. --in-place passes MPI_IN_PLACE as the runtime does (Open MPI 4.1's\n"
     "  in-place MPI_Iallreduce is several times slower on large messages).\n";
+
+std::string check(const Options& o);
 
 // Returns "" or the error; parses "--name N" and "--name=N".
 std::string parse(int argc, char** argv, Options& o, bool& help) {
@@ -67,18 +75,28 @@ std::string parse(int argc, char** argv, Options& o, bool& help) {
     errno = 0;
     long v = std::strtol(value.c_str(), &end, 10);
     if (errno != 0 || end == value.c_str() || *end != '\0' || v < 0) {
-      std::string msg = "option '" + arg;
-      msg += "': '" + value + "' is not a non-negative integer";
-      return msg;
+      return arg + ": '" + value + "' is not a non-negative integer";
     }
     *target = v;
   }
-  if (o.min_bytes < 4 || o.min_bytes % 4 != 0) {
-    return "--min-bytes must be a positive multiple of 4 (got " + std::to_string(o.min_bytes) + ")";
+  return check(o);
+}
+
+std::string check(const Options& o) {
+  if (o.min_bytes < 4 || o.min_bytes % 4 != 0 || o.min_bytes > kMaxBytes) {
+    return "--min-bytes must be a multiple of 4 in 4.." + std::to_string(kMaxBytes) + " (got " +
+           std::to_string(o.min_bytes) + ")";
   }
   if (o.max_bytes < o.min_bytes) return "--max-bytes is below --min-bytes";
-  if (o.max_bytes > (1L << 30)) return "--max-bytes is above 1 GiB";
-  if (o.iterations < 1) return "--iterations must be at least 1";
+  if (o.max_bytes > kMaxBytes) return "--max-bytes is above 1 GiB";
+  if (o.iterations < 1 || o.iterations > kMaxIterations) {
+    return "--iterations must be in 1.." + std::to_string(kMaxIterations) + " (got " +
+           std::to_string(o.iterations) + ")";
+  }
+  if (o.warmup > kMaxIterations) {
+    return "--warmup must be in 0.." + std::to_string(kMaxIterations) + " (got " +
+           std::to_string(o.warmup) + ")";
+  }
   return "";
 }
 
@@ -86,13 +104,13 @@ std::string parse(int argc, char** argv, Options& o, bool& help) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  Options o;
+  bool help = false;
+  std::string error = parse(argc, argv, o, help);
   int rank = 0;
   int size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  Options o;
-  bool help = false;
-  std::string error = parse(argc, argv, o, help);
   if (help || !error.empty()) {
     if (rank == 0) {
       if (!error.empty())

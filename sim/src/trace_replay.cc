@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -107,15 +108,9 @@ model::Expected<SimResult> simulate_scaled(const TraceDag& td, const model::Dag&
 }  // namespace
 
 const char* comm_source_name(CommSource s) {
-  switch (s) {
-    case CommSource::kMeasured:
-      return "measured";
-    case CommSource::kRun:
-      return "run";
-    case CommSource::kFabric:
-      return "fabric";
-  }
-  return "";
+  static constexpr const char* kNames[] = {"measured", "run", "fabric"};  // enum order
+  const auto i = static_cast<std::size_t>(s);
+  return i < std::size(kNames) ? kNames[i] : "";
 }
 
 model::Topology run_topology(const TraceDag& tdag) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/sweep_fixtures.h"
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/reports/whatif_report.h"
 #include "dagsgd/sim/predict.h"
@@ -12,22 +13,9 @@
 namespace dagsgd::reports {
 namespace {
 
-model::HardwareCatalog catalog() {
-  auto c = model::HardwareCatalog::load_default();
-  EXPECT_TRUE(c.ok()) << c.error().message;
-  return *c;
-}
+const model::HardwareCatalog& catalog() { return testing::bundled_catalogs().hardware; }
 
-sim::SweepGrid small_grid() {
-  sim::SweepGrid g;
-  g.fabrics = {"pcie3", "nvlink2+ib-edr", "10gbe"};
-  g.gpus = {1, 4, 8};
-  g.gpus_per_node = 4;
-  g.default_intra = "pcie3";
-  g.default_inter = "10gbe";
-  g.precisions = {"fp32", "fp16"};
-  return g;
-}
+using testing::small_grid;
 
 // A real prediction of a small three-layer job, so that the rows carry simulated numbers.
 sim::PredictResult predict_small(const sim::SweepPoint& s, bool timeline) {
@@ -39,7 +27,7 @@ sim::PredictResult predict_small(const sim::SweepPoint& s, bool timeline) {
   r.update = model::from_micros(50);
   r.topology.nodes = s.nodes;
   r.topology.gpus_per_node = s.gpus_per_node;
-  auto cat = catalog();
+  const auto& cat = catalog();
   r.topology.intra = model::LinkCost::from_fabric(*cat.fabric(s.intra));
   r.topology.inter = model::LinkCost::from_fabric(*cat.fabric(s.inter));
   r.exchange.algorithm = s.algorithm;

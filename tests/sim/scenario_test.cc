@@ -2,19 +2,14 @@
 // names, and a network workload's description and request.
 #include <gtest/gtest.h>
 
+#include "common/sweep_fixtures.h"
+
 #include "dagsgd/sim/scenario.h"
 
 namespace dagsgd::sim {
 namespace {
 
-const Catalogs& catalogs() {
-  static const Catalogs kCatalogs = [] {
-    auto c = Catalogs::load();
-    EXPECT_TRUE(c.ok()) << c.error().message;
-    return *c;
-  }();
-  return kCatalogs;
-}
+const Catalogs& catalogs() { return testing::bundled_catalogs(); }
 
 bool has(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
@@ -34,7 +29,8 @@ TEST(Scenario, UnknownNamesListTheValidOnes) {
   e.algorithm = "butterfly";
   auto x = resolve_exchange(e);
   ASSERT_FALSE(x.ok());
-  EXPECT_TRUE(has(x.error().message, "valid collective algorithms: ring, tree")) << x.error().message;
+  EXPECT_TRUE(has(x.error().message, "valid collective algorithms: ring, tree"))
+      << x.error().message;
   EXPECT_TRUE(has(x.error().message, "measured")) << x.error().message;
   e = {};
   e.precision = "fp8";

@@ -2,30 +2,16 @@
 // giving the same results as one process.
 #include <gtest/gtest.h>
 
+#include "common/sweep_fixtures.h"
+
 #include "dagsgd/sim/sweep.h"
 
 namespace dagsgd::sim {
 namespace {
 
-const Catalogs& catalogs() {
-  static const Catalogs kCatalogs = [] {
-    auto c = Catalogs::load();
-    EXPECT_TRUE(c.ok()) << c.error().message;
-    return *c;
-  }();
-  return kCatalogs;
-}
+const Catalogs& catalogs() { return testing::bundled_catalogs(); }
 
-SweepGrid small_grid() {
-  SweepGrid g;
-  g.fabrics = {"pcie3", "nvlink2+ib-edr", "10gbe"};
-  g.gpus = {1, 4, 8};
-  g.gpus_per_node = 4;
-  g.default_intra = "pcie3";
-  g.default_inter = "10gbe";
-  g.precisions = {"fp32", "fp16"};
-  return g;
-}
+using testing::small_grid;
 
 std::unique_ptr<NetworkWorkload> alexnet() {
   NetworkSpec spec;

@@ -23,6 +23,12 @@ model::Expected<std::unique_ptr<sim::TracedWorkload>> load_traces(const TraceInp
 
 namespace {
 
+constexpr const char* kHelp =
+    "Where the time goes in a traced run: per rank compute, communication (total, exposed,\n"
+    "overlapped), memcpy, host and idle time; the critical path of an iteration across\n"
+    "ranks; stragglers; the bottleneck with what-if bounds.\n"
+    "Example: dagsgd analyze runs/mlp-wfbp    dagsgd analyze rank0.json.gz rank1.json.gz";
+
 int run_analyze(const TraceInputs& in) {
   auto w = load_traces(in);
   if (!w) return report_error(w.error().message);
@@ -38,13 +44,7 @@ int run_analyze(const TraceInputs& in) {
 }  // namespace
 
 void add_analyze(CLI::App& root, Action& action) {
-  auto [sub, in] = add_command<TraceInputs>(
-      root, action, "analyze",
-      "Where the time goes in a traced run: per rank compute, communication (total, exposed,\n"
-      "overlapped), memcpy, host and idle time; the critical path of an iteration across\n"
-      "ranks; stragglers; the bottleneck with what-if bounds.\n"
-      "Example: dagsgd analyze runs/mlp-wfbp    dagsgd analyze rank0.json.gz rank1.json.gz",
-      run_analyze);
+  auto [sub, in] = add_command<TraceInputs>(root, action, "analyze", kHelp, run_analyze);
   add_trace_inputs(*sub, *in);
 }
 

@@ -106,6 +106,10 @@ model::Expected<std::vector<sim::BenchmarkLog>> read_logs(const CalibrateFlags& 
   return logs;
 }
 
+constexpr const char* kHelp =
+    "Fit a link's alpha, beta and eager/rendezvous step to an allreduce micro-benchmark log "
+    "(OSU or nccl-tests) and print a fabric entry for --fabric-file";
+
 int run_calibrate(const CalibrateFlags& f) {
   if (auto ok = check_flags(f); !ok) return report_error(ok.error().message);
   auto logs = read_logs(f);
@@ -141,11 +145,7 @@ int run_calibrate(const CalibrateFlags& f) {
 }  // namespace
 
 void add_calibrate(CLI::App& root, Action& action) {
-  auto [cmd, flags] = add_command<CalibrateFlags>(
-      root, action, "calibrate",
-      "Fit a link's alpha, beta and eager/rendezvous step to an allreduce micro-benchmark log "
-      "(OSU or nccl-tests) and print a fabric entry for --fabric-file",
-      run_calibrate);
+  auto [cmd, flags] = add_command<CalibrateFlags>(root, action, "calibrate", kHelp, run_calibrate);
   cmd->add_option("logs", flags->logs,
                   "benchmark logs (OSU '# Size Avg Latency(us)' or nccl-tests); several logs "
                   "(one per rank count) are fitted together")

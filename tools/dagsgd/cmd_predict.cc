@@ -12,6 +12,12 @@ struct PredictOptions {
   bool json = false;
 };
 
+constexpr const char* kHelp =
+    "Predict iteration time, throughput, scaling and the bottleneck of synchronous\n"
+    "data-parallel SGD from a network definition and hardware, without a trace.\n"
+    "Example: dagsgd predict --network resnet50 --batch 64 --gpu v100 --nodes 8 \\\n"
+    "  --gpus-per-node 4 --intra pcie3 --inter 10gbe --overlap wfbp";
+
 int run_predict(const PredictOptions& o) {
   const ScenarioFlags& f = o.scenario;
   auto catalogs = load_catalogs(f);
@@ -30,13 +36,7 @@ int run_predict(const PredictOptions& o) {
 }  // namespace
 
 void add_predict(CLI::App& root, Action& action) {
-  auto [sub, opts] = add_command<PredictOptions>(
-      root, action, "predict",
-      "Predict iteration time, throughput, scaling and the bottleneck of synchronous\n"
-      "data-parallel SGD from a network definition and hardware, without a trace.\n"
-      "Example: dagsgd predict --network resnet50 --batch 64 --gpu v100 --nodes 8 \\\n"
-      "  --gpus-per-node 4 --intra pcie3 --inter 10gbe --overlap wfbp",
-      run_predict);
+  auto [sub, opts] = add_command<PredictOptions>(root, action, "predict", kHelp, run_predict);
   add_scenario_flags(*sub, opts->scenario, ScenarioUse::kPredict);
   sub->add_flag("--json", opts->json, "Print one JSON object instead of text");
 }

@@ -74,6 +74,12 @@ model::Expected<model::Topology> target_topology(const ReplayFlags& o,
   return t;
 }
 
+constexpr const char* kHelp =
+    "Simulate a traced run with its measured compute and modeled (or measured)\n"
+    "communication; print predicted vs measured iteration time and the error.\n"
+    "Example: dagsgd replay runs/mlp-wfbp --json --timeline sim.json\n"
+    "         dagsgd replay runs/mlp-wfbp --intra nvlink2 --inter ib-edr";
+
 int run_replay(const ReplayFlags& o) {
   if (auto ok = check_flags(o); !ok) return report_error(ok.error().message);
   auto w = load_traces(o.inputs);
@@ -104,13 +110,7 @@ int run_replay(const ReplayFlags& o) {
 }  // namespace
 
 void add_replay(CLI::App& root, Action& action) {
-  auto [sub, o] = add_command<ReplayFlags>(
-      root, action, "replay",
-      "Simulate a traced run with its measured compute and modeled (or measured)\n"
-      "communication; print predicted vs measured iteration time and the error.\n"
-      "Example: dagsgd replay runs/mlp-wfbp --json --timeline sim.json\n"
-      "         dagsgd replay runs/mlp-wfbp --intra nvlink2 --inter ib-edr",
-      run_replay);
+  auto [sub, o] = add_command<ReplayFlags>(root, action, "replay", kHelp, run_replay);
   add_trace_inputs(*sub, o->inputs);
   add_scenario_flags(*sub, o->target, ScenarioUse::kReplay);
   sub->add_option("--comm", o->comm,

@@ -8,17 +8,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
-
-#ifdef DAGSGD_WITH_MPI
-#include <mpi.h>
-#endif
 
 #include "command.h"
 #include "dagsgd/model/format.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/reports/whatif_report.h"
+#include "dagsgd/runtime/launched_group.h"
 #include "dagsgd/sim/sweep.h"
 #include "scenario_options.h"
 
@@ -35,68 +33,22 @@ struct WhatifOptions {
   bool force = false;
 };
 
-// The ranks this process shares the sweep with. MPI is only initialized when a launcher started
-// us, so a plain run stays a single process without an MPI singleton; embedded (run_cli) it
-// never is: the host program owns the process.
+// The ranks this process shares the sweep with (one process without a launcher). Embedded
+// (run_cli) the host program owns the process: one process, and MPI is left alone.
 class MpiExecutor final : public sim::SweepExecutor {
  public:
   MpiExecutor() {
-#ifdef DAGSGD_WITH_MPI
-    if (embedded()) return;
-    for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
-      if (std::getenv(var) != nullptr) {
-        MPI_Init(nullptr, nullptr);
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-        MPI_Comm_size(MPI_COMM_WORLD, &size_);
-        mpi_ = true;
-        break;
-      }
-    }
-#endif
+    if (!embedded()) group_.emplace();
   }
-  ~MpiExecutor() override {
-#ifdef DAGSGD_WITH_MPI
-    if (mpi_) MPI_Finalize();
-#endif
-  }
-  MpiExecutor(const MpiExecutor&) = delete;
-  MpiExecutor& operator=(const MpiExecutor&) = delete;
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-
-  // Rank 0's verdict (0 = go on) reaches every rank.
-  int agree(int code) const {
-#ifdef DAGSGD_WITH_MPI
-    if (mpi_) MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-#endif
-    return code;
-  }
-
+  int rank() const override { return group_ ? group_->rank() : 0; }
+  int size() const override { return group_ ? group_->size() : 1; }
+  int agree(int code) const { return group_ ? group_->agree(code) : code; }
   std::string gather(const std::string& mine) const override {
-#ifdef DAGSGD_WITH_MPI
-    if (mpi_) {
-      int n = static_cast<int>(mine.size());
-      std::vector<int> sizes(static_cast<std::size_t>(size_));
-      MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-      std::vector<int> offsets(static_cast<std::size_t>(size_), 0);
-      int total = 0;
-      for (std::size_t r = 0; r < sizes.size(); ++r) {
-        offsets[r] = total;
-        total += sizes[r];
-      }
-      std::string all(rank_ == 0 ? static_cast<std::size_t>(total) : 0, '\0');
-      MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0,
-                  MPI_COMM_WORLD);
-      return all;
-    }
-#endif
-    return mine;
+    return group_ ? group_->gather(mine) : mine;
   }
 
  private:
-  int rank_ = 0;
-  int size_ = 1;
-  bool mpi_ = false;
+  std::optional<runtime::LaunchedGroup> group_;
 };
 
 // A progress bar on stderr, for a terminal only.
@@ -275,6 +227,15 @@ int write_report(const WhatifOptions& o, const reports::WhatifReport& report,
   return kExitOk;
 }
 
+constexpr const char* kHelp =
+    "Sweep one workload across fabrics, GPU counts and communication strategies and write\n"
+    "a report (report.html, report.md, results.csv, results.json, timelines/) to --out.\n"
+    "Every combination of the list options is one scenario. Under mpirun the scenarios are\n"
+    "split across ranks and rank 0 writes the report.\n"
+    "Example: dagsgd whatif --network resnet50 --batch 64 --gpu v100 \\\n"
+    "  --fabrics pcie3,nvlink2,10gbe,100gbe,ib-edr --gpus 1,4,8,16,32,64 --gpus-per-node 4 \\\n"
+    "  --out whatif-resnet50";
+
 int run_whatif(const WhatifOptions& o) {
   MpiExecutor ranks;
   const bool root = ranks.rank() == 0;
@@ -322,16 +283,7 @@ int run_whatif(const WhatifOptions& o) {
 }  // namespace
 
 void add_whatif(CLI::App& root, Action& action) {
-  auto [sub, opts] = add_command<WhatifOptions>(
-      root, action, "whatif",
-      "Sweep one workload across fabrics, GPU counts and communication strategies and write\n"
-      "a report (report.html, report.md, results.csv, results.json, timelines/) to --out.\n"
-      "Every combination of the list options is one scenario. Under mpirun the scenarios are\n"
-      "split across ranks and rank 0 writes the report.\n"
-      "Example: dagsgd whatif --network resnet50 --batch 64 --gpu v100 \\\n"
-      "  --fabrics pcie3,nvlink2,10gbe,100gbe,ib-edr --gpus 1,4,8,16,32,64 --gpus-per-node 4 \\\n"
-      "  --out whatif-resnet50",
-      run_whatif);
+  auto [sub, opts] = add_command<WhatifOptions>(root, action, "whatif", kHelp, run_whatif);
   sub->add_option("run", opts->run,
                   "A traced run directory (dagsgd train/collect --trace, or Kineto traces) to "
                   "replay on each fabric, instead of --network");

@@ -76,6 +76,7 @@ int run_commands(const std::vector<std::string>& args, const Commands& more) {
   add_calibrate(app, action);
   add_analyze(app, action);
   add_replay(app, action);
+  add_topology(app, action);
   add_export(app, action);
   if (more) more(app, action);
   // CLI11 consumes the arguments from the back.

@@ -36,7 +36,7 @@ bool embedded();
 using Commands = std::function<void(CLI::App& root, Action& action)>;
 
 // The whole command line after the program name: the root command with the subcommands any
-// process can run (predict, whatif, calibrate, analyze, replay, export) and then `more`'s,
+// process can run (predict, whatif, calibrate, analyze, replay, topology, export) and then
 // parsed once; runs the chosen subcommand and returns its exit code. Output goes to this
 // process's stdout and stderr.
 int run_commands(const std::vector<std::string>& args, const Commands& more = {});
@@ -63,6 +63,7 @@ void add_whatif(CLI::App& root, Action& action);
 void add_analyze(CLI::App& root, Action& action);
 void add_replay(CLI::App& root, Action& action);
 void add_validate(CLI::App& root, Action& action);
+void add_topology(CLI::App& root, Action& action);
 void add_export(CLI::App& root, Action& action);
 
 }  // namespace dagsgd::tools

@@ -2,6 +2,7 @@
 #include "dagsgd/trace/collective.h"
 
 #include <cctype>
+#include <iterator>
 
 namespace dagsgd::trace {
 
@@ -54,38 +55,17 @@ std::string nccl_kernel_algorithm(std::string_view kernel_name) {
 }
 
 const char* collective_name(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllreduce:
-      return "allreduce";
-    case CollectiveKind::kBroadcast:
-      return "broadcast";
-    case CollectiveKind::kAllgather:
-      return "allgather";
-    case CollectiveKind::kReduceScatter:
-      return "reduce_scatter";
-    case CollectiveKind::kReduce:
-      return "reduce";
-    case CollectiveKind::kAlltoall:
-      return "alltoall";
-    case CollectiveKind::kBarrier:
-      return "barrier";
-    case CollectiveKind::kNone:
-      break;
-  }
-  return "";
+  // In the order of the enum.
+  static constexpr const char* kNames[] = {
+      "", "allreduce", "broadcast", "allgather", "reduce_scatter", "reduce", "alltoall", "barrier"};
+  const auto i = static_cast<std::size_t>(kind);
+  return i < std::size(kNames) ? kNames[i] : "";
 }
 
 bool is_modelable(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllreduce:
-    case CollectiveKind::kBroadcast:
-    case CollectiveKind::kAllgather:
-    case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kReduce:
-      return true;
-    default:
-      return false;
-  }
+  return kind == CollectiveKind::kAllreduce || kind == CollectiveKind::kBroadcast ||
+         kind == CollectiveKind::kAllgather || kind == CollectiveKind::kReduceScatter ||
+         kind == CollectiveKind::kReduce;
 }
 
 double traffic_factor(CollectiveKind kind) {

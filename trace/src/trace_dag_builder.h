@@ -12,6 +12,12 @@
 
 namespace dagsgd::trace::detail {
 
+using model::EdgeKind;
+using model::Nanos;
+using model::Task;
+using model::TaskId;
+using model::TaskKind;
+
 inline bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 inline bool contains(const std::string& s, const char* p) { return s.find(p) != std::string::npos; }
 inline std::int16_t clamp_iter(int k) { return static_cast<std::int16_t>(std::clamp(k, 0, 32767)); }

@@ -13,12 +13,6 @@ namespace dagsgd::trace::detail {
 
 namespace {
 
-using model::EdgeKind;
-using model::Nanos;
-using model::Task;
-using model::TaskId;
-using model::TaskKind;
-
 Phase phase_of_label(const std::string& n, EventCategory c) {
   if (n == "## forward ##" || starts_with(n, "DistributedDataParallel.forward") || n == "forward") {
     return Phase::kForward;

@@ -10,12 +10,6 @@ namespace dagsgd::trace::detail {
 
 namespace {
 
-using model::EdgeKind;
-using model::Nanos;
-using model::Task;
-using model::TaskId;
-using model::TaskKind;
-
 class SsgdBuilder : public Builder {
  public:
   SsgdBuilder(const ImportedRun& run, TraceDag& out)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "dagsgd/model/dag.h"
@@ -26,5 +27,25 @@ struct SimResult {
 // ties broken by event sequence (issue order), so the result is deterministic. A DAG that cannot
 // finish (a cycle) is an error naming a task that never ran.
 model::Expected<SimResult> simulate(const model::Dag& dag);
+
+// The same engine with its working memory kept between runs: simulating many DAGs (sweeps,
+// predict's variants) into one SimResult allocates only when a DAG is larger than all before it.
+class Engine {
+ public:
+  Engine();
+  ~Engine();
+  Engine(Engine&&) noexcept;
+  Engine& operator=(Engine&&) noexcept;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // simulate(dag), written into `out` (its vectors are reused; on error its content is
+  // unspecified).
+  model::Expected<void> run(const model::Dag& dag, SimResult& out);
+
+ private:
+  struct Scratch;
+  std::unique_ptr<Scratch> scratch_;
+};
 
 }  // namespace dagsgd::sim

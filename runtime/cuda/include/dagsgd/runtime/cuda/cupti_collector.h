@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "dagsgd/model/expected.h"
-#include "dagsgd/runtime/cuda_layer_scope.h"
-#include "dagsgd/runtime/cupti_records.h"
+#include "dagsgd/runtime/cuda/cuda_layer_scope.h"
+#include "dagsgd/runtime/cuda/cupti_records.h"
 #include "dagsgd/trace/trace_writer.h"
 
 namespace dagsgd::runtime {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "dagsgd/model/expected.h"
-#include "dagsgd/runtime/cuda_layer_scope.h"
-#include "dagsgd/runtime/cuda_ops.h"
+#include "dagsgd/runtime/cuda/cuda_layer_scope.h"
+#include "dagsgd/runtime/cuda/cuda_ops.h"
 
 namespace dagsgd::runtime::cuda {
 

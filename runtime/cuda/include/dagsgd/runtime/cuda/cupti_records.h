@@ -48,45 +48,37 @@ enum class CuptiApiDomain : std::uint8_t { kRuntime, kDriver };
 // CUPTI's "not applicable" stream/event id (CUPTI_SYNCHRONIZATION_INVALID_VALUE).
 inline constexpr std::uint32_t kCuptiInvalidId = 0xffffffffu;
 
-// Timestamps are CUPTI nanoseconds; start == end == 0 means CUPTI could not time the activity.
-struct CuptiKernel {
-  std::string name;  // mangled, as CUPTI reports it
+// Where and when GPU work ran (kernels, copies, memsets). Timestamps are CUPTI nanoseconds;
+// start == end == 0 means CUPTI could not time the activity.
+struct CuptiGpuActivity {
   std::uint64_t start = 0;
   std::uint64_t end = 0;
   std::uint32_t device = 0;
   std::uint32_t context = 0;
   std::uint32_t stream = 0;
-  std::uint32_t correlation = 0;
+  std::uint32_t correlation = 0;  // the launching API call's id (a copy's: the driver call's)
+};
+
+struct CuptiKernel : CuptiGpuActivity {
+  std::string name;  // mangled, as CUPTI reports it
   std::int32_t grid[3] = {0, 0, 0};
   std::int32_t block[3] = {0, 0, 0};
   std::int32_t registers_per_thread = 0;
   std::int64_t shared_memory = 0;  // static + dynamic, bytes
 };
 
-struct CuptiMemcpy {
+struct CuptiMemcpy : CuptiGpuActivity {
   CuptiMemcpyKind kind = CuptiMemcpyKind::kUnknown;
   CuptiMemoryKind src_kind = CuptiMemoryKind::kUnknown;
   CuptiMemoryKind dst_kind = CuptiMemoryKind::kUnknown;
   std::uint64_t bytes = 0;
-  std::uint64_t start = 0;
-  std::uint64_t end = 0;
-  std::uint32_t device = 0;
-  std::uint32_t context = 0;
-  std::uint32_t stream = 0;
-  std::uint32_t correlation = 0;          // the driver API call's id
   std::uint32_t runtime_correlation = 0;  // the runtime API call's id (0 if none)
 };
 
-struct CuptiMemset {
+struct CuptiMemset : CuptiGpuActivity {
   CuptiMemoryKind memory_kind = CuptiMemoryKind::kUnknown;
   std::uint32_t value = 0;
   std::uint64_t bytes = 0;
-  std::uint64_t start = 0;
-  std::uint64_t end = 0;
-  std::uint32_t device = 0;
-  std::uint32_t context = 0;
-  std::uint32_t stream = 0;
-  std::uint32_t correlation = 0;
 };
 
 // A CUDA runtime or driver API call (cat cuda_runtime / cuda_driver).
