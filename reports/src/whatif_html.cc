@@ -1,7 +1,9 @@
 // What-if report.html: self-contained, with the plot library inlined and Vega-Lite specs for
 // scaling, breakdown and timeline plots.
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -203,10 +205,263 @@ Json timeline_spec(const Json& data) {
               {"tooltip", tooltip}}}}}};
 }
 
+// ---------------------------------------------------------------------------------------------
+// Large sweeps: one configuration at a time, chosen in the page.
+
+// The dimensions other than fabric and GPU count with more than one value: a sweep with any is
+// shown one configuration at a time (a sweep without keeps the report it always had).
+struct Dimension {
+  const char* name;   // the rows' field and, prefixed with "pick_", the Vega-Lite parameter
+  const char* title;  // the control's label
+  std::vector<std::string> values;
+  std::vector<std::string> labels;
+};
+
+std::string topk_value(double topk) { return model::num(topk); }
+std::string topk_label(double topk) { return topk > 0 ? "top-k " + model::num(topk) : "dense"; }
+
+std::vector<Dimension> varied_dimensions(const sim::SweepGrid& g) {
+  std::vector<Dimension> out;
+  if (g.algorithms.size() > 1)
+    out.push_back({"algorithm", "algorithm", g.algorithms, g.algorithms});
+  if (g.overlaps.size() > 1) out.push_back({"overlap", "overlap", g.overlaps, g.overlaps});
+  if (g.precisions.size() > 1) {
+    out.push_back({"precision", "precision", g.precisions, g.precisions});
+  }
+  if (g.topks.size() > 1) {
+    Dimension d{"topk", "gradients", {}, {}};
+    for (double k : g.topks) {
+      d.values.push_back(topk_value(k));
+      d.labels.push_back(topk_label(k));
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::string value_of(const Dimension& d, const sim::SweepPoint& p) {
+  const std::string n = d.name;
+  if (n == "algorithm") return p.algorithm;
+  if (n == "overlap") return p.overlap;
+  if (n == "precision") return p.precision;
+  return topk_value(p.topk);
+}
+
+// Per fabric and GPU count, the row with the highest throughput (the first on a tie), in grid
+// order of fabrics and ascending GPU counts.
+struct Best {
+  std::string fabric;
+  int gpus = 0;
+  std::size_t row = 0;
+};
+
+std::vector<Best> best_rows(const WhatifReport& report, const std::vector<int>& gpus) {
+  std::vector<Best> out;
+  for (const auto& f : report.grid.fabrics) {
+    for (int g : gpus) {
+      Best b{f, g, report.rows.size()};
+      for (std::size_t i = 0; i < report.rows.size(); ++i) {
+        const auto& sc = report.rows[i].scenario;
+        if (sc.fabric != f || sc.gpus != g) continue;
+        if (b.row == report.rows.size() ||
+            report.rows[i].result.throughput > report.rows[b.row].result.throughput) {
+          b.row = i;
+        }
+      }
+      if (b.row < report.rows.size()) out.push_back(b);
+    }
+  }
+  return out;
+}
+
+// The configuration shown first: the one that is best for the most fabric and GPU count pairs
+// (the first in sweep order on a tie).
+std::vector<std::string> initial_choice(const WhatifReport& report,
+                                        const std::vector<Dimension>& dims,
+                                        const std::vector<Best>& best) {
+  std::map<std::vector<std::string>, std::pair<int, std::size_t>> wins;  // count, first row
+  for (const auto& b : best) {
+    std::vector<std::string> key;
+    key.reserve(dims.size());
+    for (const auto& d : dims) key.push_back(value_of(d, report.rows[b.row].scenario));
+    auto it = wins.emplace(key, std::make_pair(0, b.row)).first;
+    it->second.first++;
+    it->second.second = std::min(it->second.second, b.row);
+  }
+  std::vector<std::string> choice;
+  std::pair<int, std::size_t> top{-1, 0};
+  for (const auto& [key, w] : wins) {
+    if (w.first > top.first || (w.first == top.first && w.second < top.second)) {
+      top = w;
+      choice = key;
+    }
+  }
+  return choice;
+}
+
+// The chosen configuration as a Vega expression over a row's fields.
+std::string chosen_test(const std::vector<Dimension>& dims) {
+  std::string t;
+  for (const auto& d : dims) {
+    t += std::string(t.empty() ? "" : " && ") + "datum." + d.name + " == pick_" + d.name;
+  }
+  return t;
+}
+
+const char* const kFabricPicked = "pick_fabric == 'all' || datum.fabric == pick_fabric";
+
+// The parameters every linked plot declares: one per control, set by the page's script.
+Json pick_params(const std::vector<Dimension>& dims, const std::vector<std::string>& choice) {
+  Json params = Json::array();
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    params.push_back({{"name", std::string("pick_") + dims[i].name}, {"value", choice[i]}});
+  }
+  params.push_back({{"name", "pick_fabric"}, {"value", "all"}});
+  return params;
+}
+
+// Throughput or efficiency of the chosen configuration: one line per fabric, the highlighted
+// fabric drawn over the others.
+Json chosen_scaling_spec(const std::vector<int>& gpus, const std::vector<std::string>& fabrics,
+                         const std::vector<Dimension>& dims, const std::vector<std::string>& choice,
+                         const char* field, const char* title, const char* axis_title,
+                         const char* format) {
+  Json spec =
+      throughput_spec(Json::array(), gpus, fabrics, false, field, title, axis_title, format);
+  spec["data"] = {{"name", "rows"}};
+  spec["params"] = pick_params(dims, choice);
+  spec["transform"] = Json::array({{{"filter", chosen_test(dims)}}});
+  spec["encoding"]["opacity"] = {{"condition", {{"test", kFabricPicked}, {"value", 1}}},
+                                 {"value", 0.15}};
+  spec["encoding"]["detail"] = {{"field", "fabric"}, {"type", "nominal"}};
+  return spec;
+}
+
+// The best configuration per fabric and GPU count: its throughput, the configuration in the
+// tooltip.
+Json best_spec(const std::vector<int>& gpus, const std::vector<std::string>& fabrics,
+               const std::vector<Dimension>& dims, const std::vector<std::string>& choice) {
+  Json spec = throughput_spec(Json::array(), gpus, fabrics, false, "throughput",
+                              "Throughput of the best configuration per fabric and GPU count",
+                              "samples/s", ",.0f");
+  spec["data"] = {{"name", "best"}};
+  spec["params"] = pick_params(dims, choice);
+  spec["encoding"]["tooltip"].insert(spec["encoding"]["tooltip"].begin() + 1,
+                                     {{"field", "variant"}, {"title", "best configuration"}});
+  spec["encoding"]["opacity"] = {{"condition", {{"test", kFabricPicked}, {"value", 1}}},
+                                 {"value", 0.15}};
+  spec["encoding"]["detail"] = {{"field", "fabric"}, {"type", "nominal"}};
+  return spec;
+}
+
+// Where the time goes, for the chosen configuration (and the highlighted fabric) only.
+Json chosen_breakdown_spec(std::size_t scenarios, const std::vector<Dimension>& dims,
+                           const std::vector<std::string>& choice) {
+  Json spec = breakdown_spec(Json::array(), scenarios);
+  spec["title"] =
+      "Where one worker's iteration goes, chosen configuration (overlapped communication hides "
+      "behind compute)";
+  spec["data"] = {{"name", "parts"}};
+  spec["params"] = pick_params(dims, choice);
+  Json fields = Json::array({"label", "fabric", "iteration_ms"});
+  for (const auto& d : dims) fields.push_back(d.name);
+  spec["transform"] =
+      Json::array({{{"lookup", "index"},
+                    {"from", {{"data", {{"name", "rows"}}}, {"key", "index"}, {"fields", fields}}}},
+                   {{"filter", chosen_test(dims)}},
+                   {{"filter", kFabricPicked}}});
+  return spec;
+}
+
+std::string controls_html(const std::vector<Dimension>& dims,
+                          const std::vector<std::string>& choice,
+                          const std::vector<std::string>& fabrics) {
+  std::string h = "<div class=\"controls\" id=\"controls\">Configuration shown:\n";
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const auto& d = dims[i];
+    h += std::string("<label>") + d.title + " <select data-param=\"pick_" + d.name + "\">";
+    for (std::size_t v = 0; v < d.values.size(); ++v) {
+      h += "<option value=\"" + html_escape(d.values[v]) + "\"" +
+           (d.values[v] == choice[i] ? " selected" : "") + ">" + html_escape(d.labels[v]) +
+           "</option>";
+    }
+    h += "</select></label>\n";
+  }
+  h += "<label>highlight <select data-param=\"pick_fabric\"><option value=\"all\" "
+       "selected>all fabrics</option>";
+  for (const auto& f : fabrics) {
+    h += "<option value=\"" + html_escape(f) + "\">" + html_escape(f) + "</option>";
+  }
+  h += "</select></label>\n</div>\n";
+  return h;
+}
+
+// The best configuration per fabric (rows) and GPU count (columns).
+std::string best_table_html(const WhatifReport& report, const std::vector<int>& gpus,
+                            const std::vector<Best>& best) {
+  std::string h = "<table class=\"best\">\n<tr><th>fabric</th>";
+  for (int g : gpus) h += "<th>" + std::to_string(g) + (g == 1 ? " GPU" : " GPUs") + "</th>";
+  h += "</tr>\n";
+  for (const auto& f : report.grid.fabrics) {
+    h += "<tr><th>" + html_escape(f) + "</th>";
+    for (int g : gpus) {
+      auto it = std::find_if(best.begin(), best.end(),
+                             [&](const Best& b) { return b.fabric == f && b.gpus == g; });
+      if (it == best.end()) {
+        h += "<td></td>";
+        continue;
+      }
+      const auto& row = report.rows[it->row];
+      h += "<td class=\"n\">" + fmt("%.0f", row.result.throughput) + "<br><small>" +
+           html_escape(sim::variant_label(report.grid, row.scenario)) + "</small></td>";
+    }
+    h += "</tr>\n";
+  }
+  return h + "</table>\n";
+}
+
+// The page's script for a sweep shown one configuration at a time: the plots share the data
+// sets, and each control sets its parameter in every plot that declares it.
+const char* const kChosenScript = R"(const views = {};
+Promise.all(Object.keys(specs).map(function (id) {
+  const spec = Object.assign({datasets: data}, specs[id]);
+  return vegaEmbed('#' + id, spec, {actions: false, renderer: 'svg'})
+    .then(function (result) { views[id] = result.view; });
+})).then(function () {
+  document.querySelectorAll('select[data-param]').forEach(function (select) {
+    select.addEventListener('change', function () {
+      const name = select.getAttribute('data-param');
+      document.body.removeAttribute('data-selection-applied');
+      Promise.all(Object.values(views).filter(function (view) {
+        try { view.signal(name); return true; } catch (e) { return false; }
+      }).map(function (view) {
+        return view.signal(name, select.value).runAsync();
+      })).then(function () {
+        document.body.setAttribute('data-selection-applied', name + '=' + select.value);
+      });
+    });
+  });
+)";
+
+// How every page's script ends: it says on <body> when the plots are drawn, or why not.
+const char* const kScriptEnd =
+    R"(  document.body.setAttribute('data-plots-rendered', String(Object.keys(specs).length));
+}).catch(function (e) {
+  document.body.setAttribute('data-plots-error', String(e));
+  console.error(e);
+});
+</script>
+</body>
+</html>
+)";
+
 }  // namespace
 
 std::string whatif_html(const WhatifReport& report, const PlotLibrary& plots) {
   const auto& grid = report.grid;
+  // A sweep over more than fabric and GPU count is shown one configuration at a time.
+  const std::vector<Dimension> dims = varied_dimensions(grid);
+  const bool chosen = !dims.empty();
   Json rows = Json::array();
   Json parts = Json::array();
   Json timeline = Json::array();
@@ -228,6 +483,12 @@ std::string whatif_html(const WhatifReport& report, const PlotLibrary& plots) {
                     {"speedup", round6(r.speedup)},
                     {"iteration_ms", round6(ms(r.iteration))},
                     {"bound", r.bound}});
+    if (chosen) {
+      // The lines are per fabric (one configuration at a time); the label names the variant.
+      rows.back().erase("series");
+      rows.back().erase("variant");
+      for (const auto& d : dims) rows.back()[d.name] = value_of(d, sc);
+    }
     const Parts p = parts_of(r);
     const std::pair<const char*, Nanos> shares[] = {
         {"compute", p.compute}, {"update", p.update},
@@ -237,6 +498,12 @@ std::string whatif_html(const WhatifReport& report, const PlotLibrary& plots) {
     for (const auto& [name, t] : shares) {
       ++order;
       if (t <= 0) continue;
+      if (chosen) {
+        // The rest (label, fabric, configuration, iteration) is looked up in the rows.
+        parts.push_back(
+            {{"index", i}, {"part", name}, {"part_order", order}, {"ms", round6(ms(t))}});
+        continue;
+      }
       parts.push_back({{"index", i},
                        {"label", label},
                        {"part", name},
@@ -264,11 +531,36 @@ std::string whatif_html(const WhatifReport& report, const PlotLibrary& plots) {
   for (const auto& row : report.rows)
     any_variant = any_variant || !sim::variant_label(grid, row.scenario).empty();
   Json specs = Json::object();
-  specs["throughput"] = throughput_spec(rows, gpus, grid.fabrics, any_variant, "throughput",
-                                        "Throughput", "samples/s", ",.0f");
-  specs["efficiency"] = throughput_spec(rows, gpus, grid.fabrics, any_variant, "efficiency",
-                                        "Scaling efficiency", "efficiency", ".0%");
-  specs["breakdown"] = breakdown_spec(parts, report.rows.size());
+  Json data = Json::object();  // named data sets the linked plots share (chosen only)
+  std::vector<Best> best;
+  std::vector<std::string> choice;
+  if (chosen) {
+    best = best_rows(report, gpus);
+    choice = initial_choice(report, dims, best);
+    Json best_data = Json::array();
+    for (const auto& b : best) {
+      Json row = rows[b.row];
+      row["variant"] = sim::variant_label(grid, report.rows[b.row].scenario);
+      best_data.push_back(std::move(row));
+    }
+    data["rows"] = std::move(rows);
+    data["parts"] = std::move(parts);
+    data["best"] = std::move(best_data);
+    specs["throughput"] =
+        chosen_scaling_spec(gpus, grid.fabrics, dims, choice, "throughput",
+                            "Throughput, chosen configuration", "samples/s", ",.0f");
+    specs["efficiency"] =
+        chosen_scaling_spec(gpus, grid.fabrics, dims, choice, "efficiency",
+                            "Scaling efficiency, chosen configuration", "efficiency", ".0%");
+    specs["best"] = best_spec(gpus, grid.fabrics, dims, choice);
+    specs["breakdown"] = chosen_breakdown_spec(report.rows.size(), dims, choice);
+  } else {
+    specs["throughput"] = throughput_spec(rows, gpus, grid.fabrics, any_variant, "throughput",
+                                          "Throughput", "samples/s", ",.0f");
+    specs["efficiency"] = throughput_spec(rows, gpus, grid.fabrics, any_variant, "efficiency",
+                                          "Scaling efficiency", "efficiency", ".0%");
+    specs["breakdown"] = breakdown_spec(parts, report.rows.size());
+  }
   if (!timeline.empty()) specs["timeline"] = timeline_spec(timeline);
 
   std::string h;
@@ -289,6 +581,15 @@ code { background: #f4f4f4; padding: 1px 4px; }
 .findings li { margin-bottom: 0.3em; }
 </style>
 )";
+  if (chosen) {
+    h += R"(<style>
+.controls { position: sticky; top: 0; z-index: 5; background: #fff; padding: 0.5em 0;
+            border-bottom: 1px solid #ddd; display: flex; flex-wrap: wrap; gap: 0 1.5em; }
+table.best td { vertical-align: top; }
+table.best small { color: #666; }
+</style>
+)";
+  }
   h += "</head>\n<body>\n";
   h += "<h1>What-if: " + html_escape(report.title) + "</h1>\n";
   h += "<p>Reproduce: <code>" + html_escape(report.command) + "</code></p>\n";
@@ -313,8 +614,22 @@ code { background: #f4f4f4; padding: 1px 4px; }
     }
     h += "<li>" + o + "</li>\n";
   }
-  h += "</ul>\n<h2>Scaling</h2>\n<div class=\"row\"><div id=\"throughput\"></div>"
+  h += "</ul>\n";
+  if (chosen) {
+    h += "<p>" + std::to_string(report.rows.size()) +
+         " scenarios: the scaling and breakdown plots show one configuration at a time (first "
+         "the one that is best for the most fabric and GPU count pairs); choose another, or "
+         "highlight one fabric, here.</p>\n";
+    h += controls_html(dims, choice, grid.fabrics);
+  }
+  h += "<h2>Scaling</h2>\n<div class=\"row\"><div id=\"throughput\"></div>"
        "<div id=\"efficiency\"></div></div>\n";
+  if (chosen) {
+    h += "<h2>Best configuration per fabric and GPU count</h2>\n<div id=\"best\"></div>\n";
+    h += "<p>Samples/s of the best configuration of each fabric and GPU count, and the "
+         "configuration:</p>\n";
+    h += best_table_html(report, gpus, best);
+  }
   h += "<h2>Breakdown</h2>\n<div id=\"breakdown\"></div>\n";
   if (!timeline.empty()) {
     h += "<h2>Timelines</h2>\n<p>Full timelines of every worker, for Perfetto: ";
@@ -328,8 +643,14 @@ code { background: #f4f4f4; padding: 1px 4px; }
     }
     h += ".</p>\n<div id=\"timeline\"></div>\n";
   }
-  h += "<h2>Scenarios</h2>\n<table>\n<tr><th>scenario</th><th>intra</th><th>inter</th>"
-       "<th>iteration (ms)</th><th>samples/s</th><th>speed-up</th><th>efficiency</th>"
+  if (chosen) {
+    h += "<h2>Scenarios</h2>\n<details><summary>All " + std::to_string(report.rows.size()) +
+         " scenarios</summary>\n";
+    h += "<table>\n<tr><th>scenario</th><th>intra</th><th>inter</th>";
+  } else {
+    h += "<h2>Scenarios</h2>\n<table>\n<tr><th>scenario</th><th>intra</th><th>inter</th>";
+  }
+  h += "<th>iteration (ms)</th><th>samples/s</th><th>speed-up</th><th>efficiency</th>"
        "<th>exposed comm</th><th>bottleneck</th></tr>\n";
   for (const auto& row : report.rows) {
     const auto& r = row.result;
@@ -341,26 +662,22 @@ code { background: #f4f4f4; padding: 1px 4px; }
          "</td><td class=\"n\">" + fmt("%.0f%%", 100 * exposed_share(r)) + "</td><td class=\"b\">" +
          html_escape(r.bottleneck) + "</td></tr>\n";
   }
-  h += "</table>\n";
+  h += chosen ? "</table>\n</details>\n" : "</table>\n";
   h += "<p>Files beside this report: <code>report.md</code>, <code>results.csv</code>, "
        "<code>results.json</code>.</p>\n";
   h += "<script>" + script_safe(plots.vega) + "\n</script>\n";
   h += "<script>" + script_safe(plots.vega_lite) + "\n</script>\n";
   h += "<script>" + script_safe(plots.vega_embed) + "\n</script>\n";
   h += "<script>\nconst specs = " + json_for_script(specs.dump()) + ";\n";
+  if (chosen) {
+    h += "const data = " + json_for_script(data.dump()) + ";\n";
+    return h + kChosenScript + kScriptEnd;
+  }
   h += R"(Promise.all(Object.keys(specs).map(function (id) {
   return vegaEmbed('#' + id, specs[id], {actions: false, renderer: 'svg'});
 })).then(function () {
-  document.body.setAttribute('data-plots-rendered', String(Object.keys(specs).length));
-}).catch(function (e) {
-  document.body.setAttribute('data-plots-error', String(e));
-  console.error(e);
-});
-</script>
-</body>
-</html>
 )";
-  return h;
+  return h + kScriptEnd;
 }
 
 }  // namespace dagsgd::reports

@@ -1,6 +1,7 @@
 // The what-if report files: CSV, JSON, Markdown, HTML and timelines of a sweep's results.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "common/sweep_fixtures.h"
@@ -38,9 +39,9 @@ sim::PredictResult predict_small(const sim::SweepPoint& s, bool timeline) {
   return *out;
 }
 
-WhatifReport small_report() {
+WhatifReport small_report(const sim::SweepGrid& grid = small_grid()) {
   WhatifReport rep;
-  rep.grid = small_grid();
+  rep.grid = grid;
   rep.title = "three layers, 32 samples per GPU, v100";
   rep.workload = {{"network", "three layers"}, {"batch per GPU", "32"}};
   rep.command = "dagsgd whatif ...";
@@ -92,6 +93,94 @@ TEST(WhatifReportFiles, HtmlInlinesThePlotLibraryAndNeedsNoNetwork) {
   for (const char* id : {"throughput", "efficiency", "breakdown", "timeline"}) {
     EXPECT_NE(h.find(std::string("<div id=\"") + id + "\">"), std::string::npos) << id;
   }
+}
+
+// The JSON after `const NAME = ` in report.html.
+nlohmann::json script_json(const std::string& html, const std::string& name) {
+  const std::string start = "const " + name + " = ";
+  const auto a = html.find(start);
+  if (a == std::string::npos) return nullptr;
+  const auto b = html.find(";\n", a);
+  return nlohmann::json::parse(html.substr(a + start.size(), b - a - start.size()));
+}
+
+TEST(WhatifReportFiles, SweepOfOnlyFabricsAndGpuCountsKeepsItsReport) {
+  sim::SweepGrid g = small_grid();
+  g.precisions = {"fp32"};
+  const auto rep = small_report(g);
+  const std::string h = whatif_html(rep, PlotLibrary{});
+  EXPECT_EQ(h.find("pick_"), std::string::npos);
+  EXPECT_EQ(h.find("<details>"), std::string::npos);
+  EXPECT_EQ(h.find("<div id=\"best\">"), std::string::npos);
+  EXPECT_TRUE(script_json(h, "data").is_null());
+  const auto specs = script_json(h, "specs");
+  EXPECT_EQ(specs["throughput"]["data"]["values"].size(), rep.rows.size());
+  EXPECT_FALSE(specs.contains("best"));
+}
+
+// A sweep over algorithms and precisions too: the plots show one configuration, chosen in the
+// page; the best configuration per fabric and GPU count is a plot and a table.
+TEST(WhatifReportFiles, LargerSweepIsShownOneConfigurationAtATime) {
+  sim::SweepGrid g = small_grid();
+  g.algorithms = {"ring", "tree"};
+  const auto rep = small_report(g);
+  const std::string h = whatif_html(rep, PlotLibrary{});
+  for (const char* control : {"pick_algorithm", "pick_precision", "pick_fabric"}) {
+    EXPECT_NE(h.find(std::string("<select data-param=\"") + control + "\">"), std::string::npos)
+        << control;
+  }
+  EXPECT_EQ(h.find("pick_overlap"), std::string::npos) << "one overlap: nothing to choose";
+  const auto specs = script_json(h, "specs");
+  const auto data = script_json(h, "data");
+  ASSERT_FALSE(data.is_null());
+  EXPECT_EQ(data["rows"].size(), rep.rows.size());
+  const std::string chosen =
+      "datum.algorithm == pick_algorithm && datum.precision == pick_precision";
+  for (const char* id : {"throughput", "efficiency"}) {
+    EXPECT_EQ(specs[id]["transform"][0]["filter"], chosen) << id;
+    EXPECT_EQ(specs[id]["data"]["name"], "rows");
+  }
+  // The breakdown's parts name their row; the configuration is looked up there.
+  const auto& breakdown = specs["breakdown"];
+  EXPECT_EQ(breakdown["data"]["name"], "parts");
+  EXPECT_EQ(breakdown["transform"][0]["lookup"], "index");
+  EXPECT_EQ(breakdown["transform"][1]["filter"], chosen);
+  for (const auto& row : data["rows"]) {
+    ASSERT_TRUE(row.contains("fabric") && row.contains("algorithm") && row.contains("precision"));
+  }
+  for (const auto& p : data["parts"]) ASSERT_LT(p["index"].get<std::size_t>(), rep.rows.size());
+  // The best configuration of every fabric and GPU count, as a plot and as a table cell.
+  std::map<std::pair<std::string, int>, std::size_t> best;
+  for (std::size_t i = 0; i < rep.rows.size(); ++i) {
+    const auto key = std::make_pair(rep.rows[i].scenario.fabric, rep.rows[i].scenario.gpus);
+    auto it = best.find(key);
+    if (it == best.end() ||
+        rep.rows[i].result.throughput > rep.rows[it->second].result.throughput) {
+      best[key] = i;
+    }
+  }
+  ASSERT_EQ(data["best"].size(), best.size());
+  std::map<std::string, std::pair<int, std::size_t>> wins;  // count, first row
+  for (const auto& b : data["best"]) {
+    const std::size_t i = best.at({b["fabric"].get<std::string>(), b["gpus"].get<int>()});
+    EXPECT_EQ(b["index"], i);
+    EXPECT_EQ(b["variant"], sim::variant_label(rep.grid, rep.rows[i].scenario));
+    EXPECT_NE(h.find("<small>" + b["variant"].get<std::string>() + "</small>"), std::string::npos);
+    auto [it, fresh] = wins.emplace(b["variant"].get<std::string>(), std::make_pair(0, i));
+    it->second.first++;
+    it->second.second = std::min(it->second.second, i);
+  }
+  // First shown: the configuration that is best most often (the earliest on a tie).
+  std::string top;
+  for (const auto& [variant, w] : wins) {
+    if (top.empty() || w.first > wins[top].first ||
+        (w.first == wins[top].first && w.second < wins[top].second)) {
+      top = variant;
+    }
+  }
+  const std::string algorithm = top.substr(0, top.find(','));
+  EXPECT_EQ(specs["throughput"]["params"][0]["value"], algorithm);
+  EXPECT_NE(h.find("<option value=\"" + algorithm + "\" selected>"), std::string::npos);
 }
 
 TEST(WhatifReportFiles, TimelineIsAChromeTrace) {

@@ -1,10 +1,10 @@
 // `dagsgd calibrate LOG`: fits a link's alpha, beta and eager/rendezvous step to an allreduce
 // micro-benchmark log and prints (or writes) a fabric entry for --fabric-file.
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "command.h"
+#include "dagsgd/model/format.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/registry.h"
 #include "dagsgd/reports/calibrate_report.h"
@@ -77,23 +77,24 @@ model::Expected<std::vector<sim::BenchmarkLog>> read_logs(const CalibrateFlags& 
         return model::Error{"calibrate: --ranks not given and neither the file name '" + path +
                             "' nor the log states a rank count; pass --ranks P"};
       case sim::RanksFrom::kFileName:
-        std::fprintf(stderr, "dagsgd: note: --ranks not given; using %d from the file name '%s'\n",
-                     p, path.c_str());
+        print_note("dagsgd: note: --ranks not given; using " + std::to_string(p) +
+                   " from the file name '" + path + "'\n");
         break;
       case sim::RanksFrom::kLog:
-        std::fprintf(stderr, "dagsgd: note: --ranks not given; using %d as the log '%s' states\n",
-                     p, path.c_str());
+        print_note("dagsgd: note: --ranks not given; using " + std::to_string(p) + " as the log '" +
+                   path + "' states\n");
         break;
       case sim::RanksFrom::kGiven:
         break;
     }
     if (log->log.ranks && *log->log.ranks != p) {
-      std::fprintf(stderr, "dagsgd: warning: the log '%s' states %d ranks, calibrating for %d\n",
-                   path.c_str(), *log->log.ranks, p);
+      print_note("dagsgd: warning: the log '" + path + "' states " +
+                 std::to_string(*log->log.ranks) + " ranks, calibrating for " + std::to_string(p) +
+                 "\n");
     }
     if (log->zero_sized > 0) {
-      std::fprintf(stderr, "dagsgd: note: '%s': skipped %d zero-byte row(s)\n", path.c_str(),
-                   log->zero_sized);
+      print_note("dagsgd: note: '" + path + "': skipped " + std::to_string(log->zero_sized) +
+                 " zero-byte row(s)\n");
     }
     if (!logs.empty() && log->max != logs.front().max) {
       return model::Error{"calibrate: '" + path + "' has " + (log->max ? "a" : "no") +
@@ -128,10 +129,9 @@ int run_calibrate(const CalibrateFlags& f) {
   if (!c) return report_error(c.error().message);
   const double gbps = c->fit.bandwidth() / (1e9 / 8);
   if (f.nominal_gbps > 0 && gbps > f.nominal_gbps) {
-    std::fprintf(stderr,
-                 "dagsgd: warning: fitted bandwidth %.3g Gbit/s exceeds --nominal-gbps %.3g; the "
-                 "entry uses the fit as nominal (does the log match --algorithm?)\n",
-                 gbps, f.nominal_gbps);
+    print_note("dagsgd: warning: fitted bandwidth " + model::fmt("%.3g", gbps) +
+               " Gbit/s exceeds --nominal-gbps " + model::fmt("%.3g", f.nominal_gbps) +
+               "; the entry uses the fit as nominal (does the log match --algorithm?)\n");
   }
   if (!f.out.empty()) {
     auto w = model::write_file(f.out, model::fabric_to_json(c->fabric) + "\n", f.force);

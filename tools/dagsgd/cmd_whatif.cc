@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,16 +33,22 @@ struct WhatifOptions {
   bool force = false;
 };
 
-// The ranks this process shares the sweep with (one process without a launcher).
+// The ranks this process shares the sweep with (one process without a launcher). Embedded
+// (run_cli) the host program owns the process: one process, and MPI is left alone.
 class MpiExecutor final : public sim::SweepExecutor {
  public:
-  int rank() const override { return group_.rank(); }
-  int size() const override { return group_.size(); }
-  int agree(int code) const { return group_.agree(code); }
-  std::string gather(const std::string& mine) const override { return group_.gather(mine); }
+  MpiExecutor() {
+    if (!embedded()) group_.emplace();
+  }
+  int rank() const override { return group_ ? group_->rank() : 0; }
+  int size() const override { return group_ ? group_->size() : 1; }
+  int agree(int code) const { return group_ ? group_->agree(code) : code; }
+  std::string gather(const std::string& mine) const override {
+    return group_ ? group_->gather(mine) : mine;
+  }
 
  private:
-  runtime::LaunchedGroup group_;
+  std::optional<runtime::LaunchedGroup> group_;
 };
 
 // A progress bar on stderr, for a terminal only.
@@ -246,7 +253,7 @@ int run_whatif(const WhatifOptions& o) {
   reports::PlotLibrary plots;
   const int ready = ranks.agree(root ? prepare_output(o, *sweep, plots) : kExitOk);
   if (ready != kExitOk) return ready;
-  const bool show = root && sweep->points.size() > 4 && ::isatty(STDERR_FILENO) == 1;
+  const bool show = root && sweep->points.size() > 4 && !embedded() && ::isatty(STDERR_FILENO) == 1;
   auto results = sim::run_sweep(**workload, *sweep, ranks, progress_bar(show));
   if (!root) return kExitOk;
   if (!results) return report_error(results.error().message, kExitFailure);
@@ -266,10 +273,10 @@ int run_whatif(const WhatifOptions& o) {
   if (int rc = write_report(o, report, plots); rc != kExitOk) return rc;
   std::size_t timelines = 0;
   for (bool k : sweep->keep_timeline) timelines += k ? 1 : 0;
-  std::printf(
-      "whatif: %zu scenarios on %d rank%s; wrote %s/report.html, report.md, results.csv, "
-      "results.json and %zu timelines\n",
-      report.rows.size(), ranks.size(), ranks.size() == 1 ? "" : "s", o.out.c_str(), timelines);
+  print("whatif: " + std::to_string(report.rows.size()) + " scenarios on " +
+        std::to_string(ranks.size()) + (ranks.size() == 1 ? " rank" : " ranks") + "; wrote " +
+        o.out + "/report.html, report.md, results.csv, results.json and " +
+        std::to_string(timelines) + " timelines\n");
   return kExitOk;
 }
 
