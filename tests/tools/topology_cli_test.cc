@@ -65,7 +65,8 @@ TEST(TopologyCli, BadInputIsOneLineAndExitTwo) {
       "devices": [], "links": []})";
   }
   for (const std::string& args :
-       {std::string("topology show dgx-9"), std::string("topology show dgx1-v100 --cluster-network torus"),
+       {std::string("topology show dgx-9"),
+        std::string("topology show dgx1-v100 --cluster-network torus"),
         std::string("topology show dgx1-v100 --nodes 2 --inter nvlink2"),
         std::string("topology show dgx1-v100 --nodes 2 --inter warp-drive"),
         std::string("topology show dgx1-v100 --nodes 0"),
