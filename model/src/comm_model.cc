@@ -190,6 +190,12 @@ Expected<Plan> allreduce_plan(const std::string& algorithm, const Shape& shape, 
   return plan;
 }
 
+Plan sparse_allgather_plan(const Shape& shape, double local_bytes) {
+  Plan plan;
+  if (shape.workers() > 1) sparse_allgather(plan, shape, local_bytes);
+  return plan;
+}
+
 std::vector<std::string> single_link_algorithms() {
   std::vector<std::string> out;
   for (const auto& a : kAlgorithms) {

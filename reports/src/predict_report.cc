@@ -56,6 +56,14 @@ std::string predict_text(const sim::Description& scenario, const sim::PredictRes
     out += "  " + p.phase + std::string(15 - std::min<std::size_t>(p.phase.size(), 14), ' ') +
            ms_share(p.time, r.iteration) + "\n";
   }
+  if (r.network_model == "flow") {
+    out += "\nBusiest links (flow-level tier, reported iteration)\n";
+    for (const auto& l : r.busiest_links) {
+      out += "  " + l.link + " (" + l.kind + ")  busy " + fmt("%.1f%%", 100.0 * l.busy) +
+             ", utilization " + fmt("%.1f%%", 100.0 * l.utilization) + ", " +
+             fmt("%.3f GB", l.gigabytes) + "\n";
+    }
+  }
   out += "\nBottleneck: " + r.bottleneck + "\n";
   return out;
 }
@@ -97,6 +105,18 @@ std::string predict_json(const sim::Description& scenario, const sim::PredictRes
   j["gradient_groups"] = groups;
   j["algorithm"] = r.algorithm;
   j["simulated"] = {{"tasks", r.tasks}, {"events", r.events}};
+  if (r.network_model == "flow") {
+    j["network_model"] = r.network_model;
+    nlohmann::ordered_json links = nlohmann::ordered_json::array();
+    for (const auto& l : r.busiest_links) {
+      links.push_back({{"link", l.link},
+                       {"kind", l.kind},
+                       {"busy_fraction", round6(l.busy)},
+                       {"utilization", round6(l.utilization)},
+                       {"gigabytes", round6(l.gigabytes)}});
+    }
+    j["busiest_links"] = links;
+  }
   return j.dump(2) + "\n";
 }
 

@@ -53,7 +53,8 @@ IterationAnalysis analyze_iteration(const model::Dag& dag, const SimResult& r, i
     const auto& task = dag.task(t);
     auto ti = static_cast<std::size_t>(t);
     if (task.kind == TaskKind::kComm) {
-      if (task.iteration == iteration) a.breakdown.comm_total += task.duration;
+      // As simulated: under the flow-level tier a collective's time is not its DAG duration.
+      if (task.iteration == iteration) a.breakdown.comm_total += r.finish[ti] - r.start[ti];
       comm.push_back(clip(r.start[ti], r.finish[ti], a.start, a.end));
       continue;
     }

@@ -78,6 +78,17 @@ class EventQueue {
     if (b > 0) mask_ |= std::uint64_t{1} << (b - 1);
   }
 
+  // The time of the next pop; max() when empty.
+  std::uint64_t next_time() {
+    if (empty()) return std::numeric_limits<std::uint64_t>::max();
+    if (head_ == buckets_[0].size()) {
+      buckets_[0].clear();
+      head_ = 0;
+      refill();
+    }
+    return buckets_[0][head_].time;
+  }
+
   // Precondition: !empty().
   Event pop() {
     auto& now = buckets_[0];
@@ -129,7 +140,7 @@ Engine::~Engine() = default;
 Engine::Engine(Engine&&) noexcept = default;
 Engine& Engine::operator=(Engine&&) noexcept = default;
 
-model::Expected<void> Engine::run(const Dag& dag, SimResult& r) {
+model::Expected<void> Engine::run(const Dag& dag, SimResult& r, TaskTimer* timer) {
   DAGSGD_CHECK(dag.finalized());
   DAGSGD_CHECK(dag.edge_count() < std::numeric_limits<std::uint32_t>::max());
   const std::size_t n = dag.task_count();
@@ -149,7 +160,11 @@ model::Expected<void> Engine::run(const Dag& dag, SimResult& r) {
 
   auto start_task = [&](TaskState& ts, TaskId t, Nanos now) {
     ts.start = now;
-    queue.push(static_cast<std::uint64_t>(now + ts.duration), t);
+    if (timer != nullptr && timer->handles(t)) {
+      timer->start(t, now);
+    } else {
+      queue.push(static_cast<std::uint64_t>(now + ts.duration), t);
+    }
   };
   auto make_ready = [&](TaskId t, Nanos now) {
     TaskState& ts = state[t];
@@ -188,18 +203,9 @@ model::Expected<void> Engine::run(const Dag& dag, SimResult& r) {
   state[n] = TaskState{0, -1, 0, 0, static_cast<std::uint32_t>(dag.edge_count()), model::kNoTask};
 
   std::uint64_t events = 0;
-  while (!queue.empty()) {
-    const EventQueue::Event ev = queue.pop();
-    if (const TaskId a = queue.ahead(kPrefetchEvents); a != model::kNoTask) {
-      __builtin_prefetch(&state[a]);
-      __builtin_prefetch(&state[a + 1]);  // its successor, most often
-    }
-    if (const TaskId a = queue.ahead(kPrefetchEvents / 2); a != model::kNoTask) {
-      __builtin_prefetch(&succ[state[a].succ_begin]);
-    }
+  auto complete = [&](TaskId task, Nanos now) {
     ++events;
-    const auto now = static_cast<Nanos>(ev.time);
-    const TaskState& done = state[ev.task];
+    const TaskState& done = state[task];
     // Release the resource to the longest-waiting ready task.
     ResourceState& rs = resources[static_cast<std::size_t>(done.resource)];
     if (rs.head != model::kNoTask) {
@@ -208,19 +214,54 @@ model::Expected<void> Engine::run(const Dag& dag, SimResult& r) {
       rs.head = ns.pending;
       if (rs.head == model::kNoTask) rs.tail = model::kNoTask;
       // It waited for the resource if it was ready before now.
-      if (ns.start < now) ns.gate = ev.task;
+      if (ns.start < now) ns.gate = task;
       start_task(ns, next, now);
     } else {
       ++rs.free_slots;
     }
-    const std::uint32_t end = state[ev.task + 1].succ_begin;
+    const std::uint32_t end = state[task + 1].succ_begin;
     for (std::uint32_t e = done.succ_begin; e != end; ++e) {
       if (e + kPrefetchSuccessors < end) __builtin_prefetch(&state[succ[e + kPrefetchSuccessors]]);
       const TaskId s = succ[e];
       // Dependencies finish in event order, so the last one to finish is the gate.
       if (--state[s].pending == 0) {
-        state[s].gate = ev.task;
+        state[s].gate = task;
         make_ready(s, now);
+      }
+    }
+  };
+  if (timer == nullptr) {
+    while (!queue.empty()) {
+      const EventQueue::Event ev = queue.pop();
+      if (const TaskId a = queue.ahead(kPrefetchEvents); a != model::kNoTask) {
+        __builtin_prefetch(&state[a]);
+        __builtin_prefetch(&state[a + 1]);  // its successor, most often
+      }
+      if (const TaskId a = queue.ahead(kPrefetchEvents / 2); a != model::kNoTask) {
+        __builtin_prefetch(&succ[state[a].succ_begin]);
+      }
+      complete(ev.task, static_cast<Nanos>(ev.time));
+    }
+  } else {
+    // The timer's tasks finish when it says; at equal times the queue's events go first.
+    std::vector<TaskId> timed;
+    for (;;) {
+      const Nanos timer_next = timer->next_event();
+      const std::uint64_t queue_next = queue.next_time();
+      if (!queue.empty() && (timer_next == TaskTimer::kNever ||
+                             queue_next <= static_cast<std::uint64_t>(timer_next))) {
+        const EventQueue::Event ev = queue.pop();
+        complete(ev.task, static_cast<Nanos>(ev.time));
+      } else if (timer_next != TaskTimer::kNever) {
+        timed.clear();
+        timer->advance(timer_next, timed);
+        for (TaskId t : timed) {
+          TaskState& ts = state[t];
+          ts.duration = timer_next - ts.start;  // what the result reports as its finish
+          complete(t, timer_next);
+        }
+      } else {
+        break;
       }
     }
   }
@@ -251,10 +292,10 @@ model::Expected<void> Engine::run(const Dag& dag, SimResult& r) {
   return model::ok();
 }
 
-model::Expected<SimResult> simulate(const Dag& dag) {
+model::Expected<SimResult> simulate(const Dag& dag, TaskTimer* timer) {
   Engine engine;
   SimResult r;
-  auto status = engine.run(dag, r);
+  auto status = engine.run(dag, r, timer);
   if (!status.ok()) return status.error();
   return r;
 }

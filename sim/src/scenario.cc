@@ -30,6 +30,48 @@ model::Topology Hardware::topology() const {
   return t;
 }
 
+namespace {
+
+// The cluster the flow-level tier runs on, when the spec asks for that tier.
+Expected<std::shared_ptr<const model::ClusterTopology>> resolve_cluster(const HardwareSpec& spec,
+                                                                        Hardware& h) {
+  const std::string& m = spec.network_model;
+  if (m != "auto" && m != "analytic" && m != "flow") {
+    return Error{"unknown network model '" + m + "'; valid network models: auto, analytic, flow"};
+  }
+  const bool flow = m == "flow" || (m == "auto" && !spec.topology.empty());
+  if (!flow) {
+    if (!spec.topology.empty()) {
+      return Error{"the analytical network model does not use a topology ('" + spec.topology +
+                   "'); use the flow model"};
+    }
+    return std::shared_ptr<const model::ClusterTopology>();
+  }
+  model::NodeType node;
+  if (spec.topology.empty()) {
+    // The plain two-fabric cluster the analytical formulas assume.
+    node = model::uniform_node_type(h.gpus_per_node, h.intra.achievable_bandwidth, h.intra.latency);
+  } else {
+    auto loaded = model::load_node_type(spec.topology);
+    if (!loaded) return model::with_context("topology", loaded.error());
+    node = std::move(*loaded);
+    const int g = node.gpus_per_node();
+    if (h.gpus_per_node != g && !(h.nodes == 1 && h.gpus_per_node < g)) {
+      return Error{"topology '" + node.name + "' has " + std::to_string(g) +
+                   " GPUs per node, not " + std::to_string(h.gpus_per_node)};
+    }
+  }
+  auto net = model::parse_network_spec(spec.cluster_network);
+  if (!net) return net.error();
+  DAGSGD_TRY(model::set_network_fabric(*net, h.inter));
+  auto cluster = model::ClusterTopology::build(node, h.nodes, *net);
+  if (!cluster) return model::with_context("topology", cluster.error());
+  return std::shared_ptr<const model::ClusterTopology>(
+      std::make_shared<model::ClusterTopology>(std::move(*cluster)));
+}
+
+}  // namespace
+
 Expected<Hardware> resolve_hardware(const HardwareSpec& spec, const Catalogs& catalogs) {
   if (spec.nodes < 1) return Error{"nodes: at least 1 (got " + std::to_string(spec.nodes) + ")"};
   if (spec.gpus_per_node < 1) {
@@ -44,6 +86,9 @@ Expected<Hardware> resolve_hardware(const HardwareSpec& spec, const Catalogs& ca
   if (!inter) return model::with_context("inter-node fabric", inter.error());
   h.intra = std::move(*intra);
   h.inter = std::move(*inter);
+  auto cluster = resolve_cluster(spec, h);
+  if (!cluster) return cluster.error();
+  h.cluster = std::move(*cluster);
   return h;
 }
 
@@ -192,6 +237,7 @@ Expected<PredictRequest> NetworkWorkload::request(const Scenario& s) const {
   r.exchange.topk = s.exchange.topk;
   r.easgd = easgd_;
   r.topology = s.hardware.topology();
+  r.cluster = s.hardware.cluster;
   const double peak = precision == model::Precision::kFp16 ? gpu_.fp16_flops : gpu_.fp32_flops;
   const double rate = peak * efficiency_.for_precision(precision);
   r.layers = model::layer_times_from_flops(network_, spec_.batch, rate);
@@ -227,7 +273,7 @@ Description NetworkWorkload::describe(const Scenario& s) const {
   if (profile_) compute = "layer profile " + spec_.layer_profile;
   if (spec_.step_time_s > 0) compute += ", scaled to a " + num(spec_.step_time_s) + " s step";
   const Hardware& h = s.hardware;
-  return {
+  Description d = {
       {"network", network_.name + " (" + num(static_cast<double>(network_.param_elements()) / 1e6) +
                       "M parameters, " + std::to_string(network_.layers.size()) + " layers)"},
       {"batch per GPU", std::to_string(spec_.batch)},
@@ -244,6 +290,14 @@ Description NetworkWorkload::describe(const Scenario& s) const {
       {"prefetch", spec_.prefetch ? "on" : "off"},
       {"compute", compute},
   };
+  if (h.cluster) {
+    const auto& c = *h.cluster;
+    d.insert(d.begin() + 6, {{"topology", c.node_type().name + " x " + std::to_string(c.nodes()) +
+                                              ", " + model::network_kind_name(c.network().kind) +
+                                              " of " + c.network().fabric},
+                             {"network model", "flow (transfers share the topology's links)"}});
+  }
+  return d;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -279,6 +333,11 @@ Expected<std::unique_ptr<TracedWorkload>> TracedWorkload::load(
 
 Expected<void> TracedWorkload::check(const Scenario& s) const {
   if (batch_ == 0) return Error{batch_problem_};
+  if (s.hardware.cluster) {
+    return Error{
+        "a traced run is replayed with the analytical network model only (no topology, "
+        "--network-model analytic)"};
+  }
   if (s.hardware.workers() != dag_.ranks) {
     return Error{"a traced run replays its own " + std::to_string(dag_.ranks) + " ranks, not " +
                  std::to_string(s.hardware.workers())};

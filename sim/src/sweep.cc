@@ -118,6 +118,9 @@ Expected<std::vector<SweepPoint>> expand_grid(const SweepGrid& grid,
               s.overlap = o;
               s.precision = p;
               s.topk = k;
+              s.topology = grid.topology;
+              s.cluster_network = grid.cluster_network;
+              s.network_model = grid.network_model;
               out.push_back(std::move(s));
             }
           }
@@ -269,6 +272,12 @@ std::string result_to_wire(const PredictResult& r) {
     tl.push_back({s.worker, static_cast<int>(s.kind), s.layer, s.start, s.duration});
   }
   j["timeline"] = tl;
+  j["network_model"] = r.network_model;
+  nlohmann::json links = nlohmann::json::array();
+  for (const auto& l : r.busiest_links) {
+    links.push_back({l.link, l.kind, l.busy, l.utilization, l.gigabytes});
+  }
+  j["links"] = links;
   return j.dump();
 }
 
@@ -315,6 +324,12 @@ Expected<PredictResult> result_from_wire(const std::string& text) {
       if (kind < 0 || kind >= model::kTaskKindCount) return Error{"result: bad task kind"};
       r.timeline.push_back({s.at(0).get<int>(), static_cast<model::TaskKind>(kind),
                             s.at(2).get<int>(), s.at(3).get<Nanos>(), s.at(4).get<Nanos>()});
+    }
+    r.network_model = j.at("network_model").get<std::string>();
+    for (const auto& l : j.at("links")) {
+      r.busiest_links.push_back({l.at(0).get<std::string>(), l.at(1).get<std::string>(),
+                                 l.at(2).get<double>(), l.at(3).get<double>(),
+                                 l.at(4).get<double>()});
     }
     return r;
   } catch (const nlohmann::json::exception& e) {

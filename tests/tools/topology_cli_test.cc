@@ -25,7 +25,7 @@ TEST(TopologyCli, ListsEveryBundledNodeType) {
 }
 
 TEST(TopologyCli, ShowPrintsRoutesRingAndNetwork) {
-  auto r = run_cli("topology show dgx1-v100 --nodes 4 --network fat-tree:2:2");
+  auto r = run_cli("topology show dgx1-v100 --nodes 4 --cluster-network fat-tree:2:2");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("intra-node ring: gpu0 > gpu3 > gpu2 > gpu1 > gpu5 > gpu6 > gpu7 > gpu4"),
             std::string::npos)
@@ -38,7 +38,7 @@ TEST(TopologyCli, ShowPrintsRoutesRingAndNetwork) {
 }
 
 TEST(TopologyCli, JsonAndDot) {
-  auto j = run_cli("topology show dgx-a100 --nodes 2 --network rail --json");
+  auto j = run_cli("topology show dgx-a100 --nodes 2 --cluster-network rail --json");
   ASSERT_EQ(j.code, 0) << j.err;
   auto doc = nlohmann::json::parse(j.out);
   EXPECT_EQ(doc["node_type"]["name"], "dgx-a100");
@@ -65,7 +65,8 @@ TEST(TopologyCli, BadInputIsOneLineAndExitTwo) {
       "devices": [], "links": []})";
   }
   for (const std::string& args :
-       {std::string("topology show dgx-9"), std::string("topology show dgx1-v100 --network torus"),
+       {std::string("topology show dgx-9"),
+        std::string("topology show dgx1-v100 --cluster-network torus"),
         std::string("topology show dgx1-v100 --nodes 2 --inter nvlink2"),
         std::string("topology show dgx1-v100 --nodes 2 --inter warp-drive"),
         std::string("topology show dgx1-v100 --nodes 0"),

@@ -24,7 +24,11 @@ int run_predict(const PredictOptions& o) {
   if (!catalogs) return report_error(catalogs.error().message);
   auto workload = sim::NetworkWorkload::resolve(f.network, *catalogs);
   if (!workload) return report_error(workload.error().message);
-  auto scenario = sim::resolve_scenario(f.hardware, f.exchange, *catalogs);
+  sim::HardwareSpec hardware = f.hardware;
+  auto per_node = gpus_per_node(f, hardware.gpus_per_node);
+  if (!per_node) return report_error(per_node.error().message);
+  hardware.gpus_per_node = *per_node;
+  auto scenario = sim::resolve_scenario(hardware, f.exchange, *catalogs);
   if (!scenario) return report_error(scenario.error().message);
   auto result = (*workload)->evaluate(*scenario, false);
   if (!result) return report_error(result.error().message);

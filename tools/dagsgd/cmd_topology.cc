@@ -97,7 +97,7 @@ void add_topology(CLI::App& root, Action& action) {
   show->add_option("--nodes", o->nodes, "Nodes in the cluster")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  show->add_option("--network", o->network,
+  show->add_option("--cluster-network", o->network,
                    "How nodes are joined: single-switch, fat-tree:OVERSUB[:NODES_PER_LEAF] or "
                    "rail[:OVERSUB]")
       ->capture_default_str();

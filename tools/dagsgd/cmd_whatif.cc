@@ -95,6 +95,9 @@ std::string command_line(const WhatifOptions& o, const sim::SweepGrid& g) {
     if (n.sync != "bsp") c += " --sync " + n.sync;
   }
   if (!f.fabric_file.empty()) c += " --fabric-file " + f.fabric_file;
+  if (!f.hardware.topology.empty()) c += " --topology " + f.hardware.topology;
+  if (f.given("--cluster-network")) c += " --cluster-network " + f.hardware.cluster_network;
+  if (f.given("--network-model")) c += " --network-model " + f.hardware.network_model;
   c += " --fabrics " + join(g.fabrics);
   if (o.run.empty()) c += " --gpus " + join(g.gpus);
   c += " --gpus-per-node " + std::to_string(g.gpus_per_node) + " --intra " + g.default_intra +
@@ -245,6 +248,12 @@ int run_whatif(const WhatifOptions& o) {
   auto catalogs = load_catalogs(o.scenario);
   if (!catalogs) return fail(catalogs.error().message);
   sim::SweepGrid grid = o.scenario.grid;
+  grid.topology = o.scenario.hardware.topology;
+  grid.cluster_network = o.scenario.hardware.cluster_network;
+  grid.network_model = o.scenario.hardware.network_model;
+  auto per_node = gpus_per_node(o.scenario, grid.gpus_per_node);
+  if (!per_node) return fail(per_node.error().message);
+  grid.gpus_per_node = *per_node;
   auto workload = load_workload(o, *catalogs, grid);
   if (!workload) return fail(workload.error().message);
   auto sweep = sim::prepare_sweep(grid, **workload, *catalogs);

@@ -83,6 +83,18 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
     intra_opt->capture_default_str();
     inter_opt->capture_default_str();
   }
+  app.add_option("--topology", f.hardware.topology,
+                 "Node type of the cluster (a bundled one, see 'dagsgd topology list', or a "
+                 "file): collectives become transfers that share its links (flow-level tier)");
+  app.add_option("--cluster-network", f.hardware.cluster_network,
+                 "How nodes are joined: single-switch, fat-tree:OVERSUB[:NODES_PER_LEAF], "
+                 "rail[:OVERSUB]")
+      ->capture_default_str();
+  app.add_option("--network-model", f.hardware.network_model,
+                 "analytic (each collective priced alone), flow (transfers share links), or auto "
+                 "(flow where --topology is given)")
+      ->check(CLI::IsMember({"auto", "analytic", "flow"}))
+      ->capture_default_str();
   app.add_option("--fabric-file", f.fabric_file,
                  "Extra fabric definitions (e.g. from 'dagsgd calibrate --out')")
       ->check(CLI::ExistingFile);
@@ -133,6 +145,13 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
 
 model::Expected<sim::Catalogs> load_catalogs(const ScenarioFlags& f) {
   return sim::Catalogs::load(f.fabric_files());
+}
+
+model::Expected<int> gpus_per_node(const ScenarioFlags& f, int otherwise) {
+  if (f.given("--gpus-per-node") || f.hardware.topology.empty()) return otherwise;
+  auto node = model::load_node_type(f.hardware.topology);
+  if (!node) return model::with_context("--topology", node.error());
+  return node->gpus_per_node();
 }
 
 }  // namespace dagsgd::tools

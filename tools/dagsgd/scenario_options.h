@@ -35,4 +35,7 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use);
 // The catalogs with --fabric-file's fabrics.
 model::Expected<sim::Catalogs> load_catalogs(const ScenarioFlags& f);
 
+// GPUs per node: --gpus-per-node, else the --topology node type's, else `otherwise`.
+model::Expected<int> gpus_per_node(const ScenarioFlags& f, int otherwise);
+
 }  // namespace dagsgd::tools

@@ -14,6 +14,7 @@
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/model/network.h"
 #include "dagsgd/model/ssgd.h"
+#include "dagsgd/model/topology.h"
 #include "dagsgd/sim/predict.h"
 #include "dagsgd/sim/trace_replay.h"
 #include "dagsgd/trace/bcaffe_log.h"
@@ -41,6 +42,14 @@ struct HardwareSpec {
   int gpus_per_node = 1;
   std::string intra = "pcie3";  // fabric inside a node
   std::string inter = "10gbe";  // fabric between nodes
+  // The cluster's topology: a node type (bundled name or file, docs/topology.md), "" for none.
+  std::string topology;
+  // How nodes are joined: single-switch, fat-tree:OVERSUB[:NODES_PER_LEAF], rail[:OVERSUB].
+  std::string cluster_network = "single-switch";
+  // analytic (each collective priced alone by its formula), flow (transfers share the
+  // topology's links; without a topology, the plain two-fabric one), or auto: flow where a
+  // topology is given.
+  std::string network_model = "auto";
 };
 
 struct ExchangeSpec {
@@ -55,6 +64,8 @@ struct Hardware {
   int gpus_per_node = 1;
   model::FabricSpec intra;
   model::FabricSpec inter;
+  // The cluster the flow-level tier runs on (nullptr: the analytical tier).
+  std::shared_ptr<const model::ClusterTopology> cluster;
   int workers() const { return nodes * gpus_per_node; }
   model::Topology topology() const;  // the links as alpha-beta costs
 };

@@ -26,6 +26,10 @@ struct SweepGrid {
   std::vector<std::string> overlaps{"wfbp"};
   std::vector<std::string> precisions{"fp32"};
   std::vector<double> topks{0};
+  // The same for every point (HardwareSpec's fields of the same names).
+  std::string topology;
+  std::string cluster_network = "single-switch";
+  std::string network_model = "auto";
 };
 
 // One combination of the grid, by name.
@@ -40,7 +44,12 @@ struct SweepPoint {
   std::string overlap = "wfbp";
   std::string precision = "fp32";
   double topk = 0;
-  HardwareSpec hardware() const { return {nodes, gpus_per_node, intra, inter}; }
+  std::string topology;
+  std::string cluster_network = "single-switch";
+  std::string network_model = "auto";
+  HardwareSpec hardware() const {
+    return {nodes, gpus_per_node, intra, inter, topology, cluster_network, network_model};
+  }
   ExchangeSpec exchange() const { return {algorithm, overlap, precision, topk}; }
 };
 
