@@ -36,8 +36,9 @@ function(dagsgd_component name)
   endif()
   add_library(dagsgd_${name} STATIC ${srcs})
   add_library(dagsgd::${name} ALIAS dagsgd_${name})
+  # Installed, the headers are under <prefix>/include (cmake/DagsgdInstall.cmake).
   target_include_directories(dagsgd_${name}
-    PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
+    PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>
     PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   foreach(dep ${ARG_DEPS})
     target_link_libraries(dagsgd_${name} PUBLIC dagsgd_${dep})

@@ -188,17 +188,23 @@ def vgg16():
 
 
 def resnet50():
-    n = Net("resnet50",
-            "ResNet-50 (He et al. 2016, torchvision's v1.5: stride 2 in the 3x3 convolution of "
-            "each stage's first bottleneck); 224x224 RGB input, 1000 classes.",
-            TV.format("resnet.py: resnet50, Bottleneck"), (3, 224, 224))
+    return resnet_bottleneck(
+        "resnet50", [3, 4, 6, 3],
+        "ResNet-50 (He et al. 2016, torchvision's v1.5: stride 2 in the 3x3 convolution of "
+        "each stage's first bottleneck); 224x224 RGB input, 1000 classes.",
+        TV.format("resnet.py: resnet50, Bottleneck"))
+
+
+def resnet_bottleneck(name, blocks_per_stage, description, source):
+    """torchvision's bottleneck ResNet (v1.5 strides) with the given blocks per stage."""
+    n = Net(name, description, source, (3, 224, 224))
     n.conv("conv1", 64, 7, stride=2, pad=3, bias=False)
     n.bn("bn1")
     n.relu("relu")
     n.pool("maxpool", 3, 2, pad=1)
     cin = 64
     for stage, (width, blocks, stride) in enumerate(
-            [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)], start=1):
+            zip([64, 128, 256, 512], blocks_per_stage, [1, 2, 2, 2]), start=1):
         for b in range(blocks):
             p = f"layer{stage}.{b}."
             s = stride if b == 0 else 1
@@ -221,6 +227,112 @@ def resnet50():
     n.adaptive_avgpool("avgpool", 1, 1)
     n.flatten_fc("fc", 1000)
     return n
+
+
+def resnet_deep(depth, blocks_per_stage):
+    return resnet_bottleneck(
+        f"resnet{depth}", blocks_per_stage,
+        f"ResNet-{depth} (He et al. 2016, torchvision's v1.5 bottleneck blocks "
+        f"{'-'.join(str(b) for b in blocks_per_stage)} per stage); 224x224 RGB input, 1000 "
+        f"classes. Published benchmarks (tf_cnn_benchmarks, Horovod) use this layer list.",
+        TV.format(f"resnet.py: resnet{depth}, Bottleneck"))
+
+
+# --- Inception v3 (torchvision Inception3, no auxiliary classifier) -------------------------
+
+
+def inception_v3():
+    n = Net("inception-v3",
+            "Inception v3 (Szegedy et al. 2016) as torchvision's Inception3 with "
+            "aux_logits=False (the auxiliary classifier is not listed); BatchNorm after every "
+            "convolution; 299x299 RGB input, 1000 classes.",
+            TV.format("inception.py: Inception3, InceptionA-E, BasicConv2d"), (3, 299, 299))
+    tv_basic_conv(n, "Conv2d_1a_3x3", 32, 3, stride=2)
+    tv_basic_conv(n, "Conv2d_2a_3x3", 32, 3)
+    tv_basic_conv(n, "Conv2d_2b_3x3", 64, 3, pad=1)
+    n.pool("maxpool1", 3, 2)
+    tv_basic_conv(n, "Conv2d_3b_1x1", 80, 1)
+    tv_basic_conv(n, "Conv2d_4a_3x3", 192, 3)
+    n.pool("maxpool2", 3, 2)
+    for key, pool_features in (("Mixed_5b", 32), ("Mixed_5c", 64), ("Mixed_5d", 64)):
+        inception_a(n, key, pool_features)
+    inception_b(n, "Mixed_6a")
+    for key, c7 in (("Mixed_6b", 128), ("Mixed_6c", 160), ("Mixed_6d", 160), ("Mixed_6e", 192)):
+        inception_c(n, key, c7)
+    inception_d(n, "Mixed_7a")
+    inception_e(n, "Mixed_7b")
+    inception_e(n, "Mixed_7c")
+    assert n.shape == (2048, 8, 8), n.shape
+    n.adaptive_avgpool("avgpool", 1, 1)
+    n.dropout("dropout")
+    n.flatten_fc("fc", 1000)
+    return n
+
+
+def inception_a(n, p, pool_features):
+    inp = n.shape
+    o1 = tv_basic_conv(n, p + ".branch1x1", 64, 1)
+    tv_basic_conv(n, p + ".branch5x5_1", 48, 1, inp=inp)
+    o2 = tv_basic_conv(n, p + ".branch5x5_2", 64, 5, pad=2)
+    tv_basic_conv(n, p + ".branch3x3dbl_1", 64, 1, inp=inp)
+    tv_basic_conv(n, p + ".branch3x3dbl_2", 96, 3, pad=1)
+    o3 = tv_basic_conv(n, p + ".branch3x3dbl_3", 96, 3, pad=1)
+    n.pool(p + ".avgpool", 3, 1, pad=1, inp=inp)
+    o4 = tv_basic_conv(n, p + ".branch_pool", pool_features, 1)
+    n.concat(p + ".concat", [o1, o2, o3, o4])
+
+
+def inception_b(n, p):
+    inp = n.shape
+    o1 = tv_basic_conv(n, p + ".branch3x3", 384, 3, stride=2)
+    tv_basic_conv(n, p + ".branch3x3dbl_1", 64, 1, inp=inp)
+    tv_basic_conv(n, p + ".branch3x3dbl_2", 96, 3, pad=1)
+    o2 = tv_basic_conv(n, p + ".branch3x3dbl_3", 96, 3, stride=2)
+    o3 = n.pool(p + ".maxpool", 3, 2, inp=inp)
+    n.concat(p + ".concat", [o1, o2, o3])
+
+
+def inception_c(n, p, c7):
+    inp = n.shape
+    o1 = tv_basic_conv(n, p + ".branch1x1", 192, 1)
+    tv_basic_conv(n, p + ".branch7x7_1", c7, 1, inp=inp)
+    tv_basic_conv(n, p + ".branch7x7_2", c7, (1, 7), pad=(0, 3))
+    o2 = tv_basic_conv(n, p + ".branch7x7_3", 192, (7, 1), pad=(3, 0))
+    tv_basic_conv(n, p + ".branch7x7dbl_1", c7, 1, inp=inp)
+    tv_basic_conv(n, p + ".branch7x7dbl_2", c7, (7, 1), pad=(3, 0))
+    tv_basic_conv(n, p + ".branch7x7dbl_3", c7, (1, 7), pad=(0, 3))
+    tv_basic_conv(n, p + ".branch7x7dbl_4", c7, (7, 1), pad=(3, 0))
+    o3 = tv_basic_conv(n, p + ".branch7x7dbl_5", 192, (1, 7), pad=(0, 3))
+    n.pool(p + ".avgpool", 3, 1, pad=1, inp=inp)
+    o4 = tv_basic_conv(n, p + ".branch_pool", 192, 1)
+    n.concat(p + ".concat", [o1, o2, o3, o4])
+
+
+def inception_d(n, p):
+    inp = n.shape
+    tv_basic_conv(n, p + ".branch3x3_1", 192, 1)
+    o1 = tv_basic_conv(n, p + ".branch3x3_2", 320, 3, stride=2)
+    tv_basic_conv(n, p + ".branch7x7x3_1", 192, 1, inp=inp)
+    tv_basic_conv(n, p + ".branch7x7x3_2", 192, (1, 7), pad=(0, 3))
+    tv_basic_conv(n, p + ".branch7x7x3_3", 192, (7, 1), pad=(3, 0))
+    o2 = tv_basic_conv(n, p + ".branch7x7x3_4", 192, 3, stride=2)
+    o3 = n.pool(p + ".maxpool", 3, 2, inp=inp)
+    n.concat(p + ".concat", [o1, o2, o3])
+
+
+def inception_e(n, p):
+    inp = n.shape
+    o1 = tv_basic_conv(n, p + ".branch1x1", 320, 1)
+    mid = tv_basic_conv(n, p + ".branch3x3_1", 384, 1, inp=inp)
+    o2a = tv_basic_conv(n, p + ".branch3x3_2a", 384, (1, 3), pad=(0, 1))
+    o2b = tv_basic_conv(n, p + ".branch3x3_2b", 384, (3, 1), pad=(1, 0), inp=mid)
+    tv_basic_conv(n, p + ".branch3x3dbl_1", 448, 1, inp=inp)
+    mid = tv_basic_conv(n, p + ".branch3x3dbl_2", 384, 3, pad=1)
+    o3a = tv_basic_conv(n, p + ".branch3x3dbl_3a", 384, (1, 3), pad=(0, 1))
+    o3b = tv_basic_conv(n, p + ".branch3x3dbl_3b", 384, (3, 1), pad=(1, 0), inp=mid)
+    n.pool(p + ".avgpool", 3, 1, pad=1, inp=inp)
+    o4 = tv_basic_conv(n, p + ".branch_pool", 192, 1)
+    n.concat(p + ".concat", [o1, o2a, o2b, o3a, o3b, o4])
 
 
 # (in, 1x1, 3x3 reduce, 3x3, 5x5 reduce, 5x5, pool proj): Szegedy et al. 2015, table 1.
@@ -491,6 +603,9 @@ def all_networks():
         googlenet(aux=True),
         googlenet_caffe(),
         resnet50(),
+        resnet_deep(101, [3, 4, 23, 3]),
+        resnet_deep(152, [3, 8, 36, 3]),
+        inception_v3(),
         vgg16(),
         bert("bert-base", 768, 12, 12, 3072),
         bert("bert-large", 1024, 24, 16, 4096),

@@ -35,6 +35,9 @@ struct Shape {
 // "auto"). Unknown names list the valid ones.
 Expected<Plan> allreduce_plan(const std::string& algorithm, const Shape& shape, double bytes);
 
+// The plan of a top-k exchange: a ring allgather of `local_bytes` (values and indices) per worker.
+Plan sparse_allgather_plan(const Shape& shape, double local_bytes);
+
 // Algorithms whose plan uses one link class only (what calibration from one log can fit).
 std::vector<std::string> single_link_algorithms();
 

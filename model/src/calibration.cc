@@ -93,12 +93,10 @@ Expected<CalibrationResult> calibrate_allreduce(const std::vector<TimingPoint>& 
 
 Expected<CalibrationResult> calibrate_allreduce(const std::vector<TimingSeries>& series,
                                                 const CalibrationOptions& options) {
-  const auto names = calibration_algorithm_names();
-  if (std::find(names.begin(), names.end(), options.algorithm) == names.end()) {
-    std::string valid;
-    for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
+  const NameRegistry calibratable("single-link algorithm", calibration_algorithm_names());
+  if (!calibratable.contains(options.algorithm)) {
     return Error{"cannot calibrate algorithm '" + options.algorithm +
-                 "' from one log; valid algorithms: " + valid};
+                 "' from one log; valid algorithms: " + calibratable.list()};
   }
   // Flattened rows, each with its plan (a one-level shape: every rank on its own node, so the
   // plan prices the one link we fit) and the largest message it sends.

@@ -167,12 +167,6 @@ constexpr Algorithm kAlgorithms[] = {
 constexpr const char* kAuto = "auto";
 constexpr const char* kSparse = "allgather";
 
-std::string valid_names() {
-  std::string out;
-  for (const auto& n : comm_algorithm_names()) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 const Algorithm* find_algorithm(const std::string& name) {
   for (const auto& a : kAlgorithms) {
     if (name == a.name) return &a;
@@ -185,10 +179,20 @@ const Algorithm* find_algorithm(const std::string& name) {
 Expected<Plan> allreduce_plan(const std::string& algorithm, const Shape& shape, double bytes) {
   const Algorithm* a = find_algorithm(algorithm);
   if (a == nullptr) {
-    return Error{"unknown algorithm '" + algorithm + "'; valid algorithms: " + valid_names()};
+    std::vector<std::string> formulas;
+    for (const auto& f : kAlgorithms) formulas.emplace_back(f.name);
+    return NameRegistry("collective algorithm formula", std::move(formulas))
+        .check(algorithm)
+        .error();
   }
   Plan plan;
   if (shape.workers() > 1) a->plan(plan, shape, bytes);
+  return plan;
+}
+
+Plan sparse_allgather_plan(const Shape& shape, double local_bytes) {
+  Plan plan;
+  if (shape.workers() > 1) sparse_allgather(plan, shape, local_bytes);
   return plan;
 }
 
@@ -409,6 +413,15 @@ std::vector<std::string> comm_algorithm_names() {
   return names;
 }
 
+const NameRegistry& collective_algorithms() {
+  static const NameRegistry kRegistry = [] {
+    std::vector<std::string> names = comm_algorithm_names();
+    names.emplace_back(kMeasuredAlgorithm);
+    return NameRegistry("collective algorithm", std::move(names));
+  }();
+  return kRegistry;
+}
+
 // Tree minus ring (from the two formulas above, on the inter-node link):
 //   2α(p-1-d) - M(2β+γ)/p,  d = ceil(lg p)
 // so the tree is cheaper below M* = 2pα(p-1-d) / (2β+γ). The eager/rendezvous step is left out
@@ -435,12 +448,8 @@ Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
   }
   DAGSGD_TRY(check_link(topo.intra, "intra-node"));
   DAGSGD_TRY(check_link(topo.inter, "inter-node"));
+  DAGSGD_TRY(collective_algorithms().check(config.algorithm));
   const bool measured = config.algorithm == kMeasuredAlgorithm;
-  if (!measured && config.algorithm != detail::kAuto &&
-      detail::find_algorithm(config.algorithm) == nullptr) {
-    return Error{"unknown algorithm '" + config.algorithm +
-                 "'; valid algorithms: " + detail::valid_names() + ", " + kMeasuredAlgorithm};
-  }
   if (!(config.topk >= 0 && config.topk <= 1)) {
     return Error{"topk must be a fraction in [0, 1], got " + std::to_string(config.topk)};
   }

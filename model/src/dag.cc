@@ -11,39 +11,18 @@
 namespace dagsgd::model {
 
 const char* task_kind_name(TaskKind k) {
-  switch (k) {
-    case TaskKind::kIo:
-      return "io";
-    case TaskKind::kH2D:
-      return "h2d";
-    case TaskKind::kForward:
-      return "forward";
-    case TaskKind::kBackward:
-      return "backward";
-    case TaskKind::kComm:
-      return "comm";
-    case TaskKind::kUpdate:
-      return "update";
-    case TaskKind::kMemcpy:
-      return "memcpy";
-    case TaskKind::kOther:
-      return "other";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"io",   "h2d",    "forward", "backward",
+                                           "comm", "update", "memcpy",  "other"};
+  static_assert(std::size(kNames) == kTaskKindCount);
+  const auto i = static_cast<std::size_t>(k);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 const char* edge_kind_name(EdgeKind k) {
-  switch (k) {
-    case EdgeKind::kSequence:
-      return "sequence";
-    case EdgeKind::kData:
-      return "data";
-    case EdgeKind::kCollectiveJoin:
-      return "collective_join";
-    case EdgeKind::kIterationBoundary:
-      return "iteration_boundary";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"sequence", "data", "collective_join",
+                                           "iteration_boundary"};
+  const auto i = static_cast<std::size_t>(k);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 ResourceId Dag::add_resource(std::string name, int capacity) {

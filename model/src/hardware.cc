@@ -298,15 +298,21 @@ Expected<std::vector<Spec>> load_rows(const std::string& path, const std::string
 }
 
 template <class Spec>
+NameRegistry registry_of(const std::vector<Spec>& specs, const std::string& kind) {
+  std::vector<std::string> names;
+  names.reserve(specs.size());
+  for (const auto& s : specs) names.push_back(s.name);
+  std::sort(names.begin(), names.end());
+  return NameRegistry(kind, std::move(names));
+}
+
+template <class Spec>
 Expected<Spec> find_by_name(const std::vector<Spec>& specs, const std::string& name,
                             const std::string& kind) {
-  std::vector<std::string> names;
   for (const auto& s : specs) {
     if (s.name == name) return s;
-    names.push_back(s.name);
   }
-  std::sort(names.begin(), names.end());
-  return Error{"unknown " + kind + " '" + name + "'; valid " + kind + "s: " + join(names)};
+  return registry_of(specs, kind).check(name).error();
 }
 
 // Six significant digits: what a fitted or converted value is worth, and readable in a file.
@@ -353,6 +359,9 @@ Expected<void> HardwareCatalog::add_fabric_file(const std::string& path) {
 Expected<GpuSpec> HardwareCatalog::gpu(const std::string& name) const {
   return find_by_name(gpus_, name, "gpu");
 }
+
+NameRegistry HardwareCatalog::gpu_names() const { return registry_of(gpus_, "gpu"); }
+NameRegistry HardwareCatalog::fabric_names() const { return registry_of(fabrics_, "fabric"); }
 
 Expected<FabricSpec> HardwareCatalog::fabric(const std::string& name) const {
   return find_by_name(fabrics_, name, "fabric");

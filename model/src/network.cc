@@ -17,6 +17,7 @@
 
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
+#include "dagsgd/model/registry.h"
 
 namespace dagsgd::model {
 
@@ -262,8 +263,7 @@ Expected<Network> load_network(const std::string& name_or_path) {
   }
   std::error_code ec;
   if (std::filesystem::is_regular_file(name_or_path, ec)) return load_network_file(name_or_path);
-  std::string list;
-  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  std::string list = NameRegistry("network", names).list();
   if (list.empty()) list = "(none found in " + data_path("networks") + ")";
   return Error{"unknown network '" + name_or_path +
                "': not a bundled network and not a readable file; bundled networks: " + list};

@@ -1,7 +1,11 @@
-// Locating bundled data: an environment override first, then the build's source tree.
+// Locating bundled data: an environment override first, then an installed copy's data, then
+// the build's source tree.
 #include "dagsgd/model/paths.h"
 
 #include <cstdlib>
+
+// Weak: an installed program defines it (paths.h); the build tree leaves it null.
+extern "C" const char* dagsgd_installed_data_dir() __attribute__((weak));
 
 namespace dagsgd::model {
 
@@ -10,6 +14,9 @@ const char* tool_version() { return DAGSGD_VERSION; }
 std::string data_dir() {
   if (const char* env = std::getenv("DAGSGD_DATA_DIR"); env != nullptr && *env != '\0') {
     return env;
+  }
+  if (dagsgd_installed_data_dir != nullptr) {
+    if (const char* dir = dagsgd_installed_data_dir(); dir != nullptr && *dir != '\0') return dir;
   }
   return DAGSGD_DATA_DIR;
 }

@@ -5,18 +5,15 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "dagsgd/model/format.h"
+
 namespace dagsgd::reports {
 
+using model::fmt;
 using model::Nanos;
 using model::to_seconds;
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // Milliseconds with 3 decimals, and the share of the iteration.
 std::string ms_share(Nanos t, Nanos total) {
@@ -32,7 +29,7 @@ double round6(double v) { return std::round(v * 1e6) / 1e6; }
 
 }  // namespace
 
-std::string predict_text(const Scenario& scenario, const sim::PredictResult& r) {
+std::string predict_text(const sim::Description& scenario, const sim::PredictResult& r) {
   std::string out;
   out += "Scenario\n";
   for (const auto& [k, v] : scenario) out += "  " + k + ": " + v + "\n";
@@ -59,11 +56,19 @@ std::string predict_text(const Scenario& scenario, const sim::PredictResult& r) 
     out += "  " + p.phase + std::string(15 - std::min<std::size_t>(p.phase.size(), 14), ' ') +
            ms_share(p.time, r.iteration) + "\n";
   }
+  if (r.network_model == "flow") {
+    out += "\nBusiest links (flow-level tier, reported iteration)\n";
+    for (const auto& l : r.busiest_links) {
+      out += "  " + l.link + " (" + l.kind + ")  busy " + fmt("%.1f%%", 100.0 * l.busy) +
+             ", utilization " + fmt("%.1f%%", 100.0 * l.utilization) + ", " +
+             fmt("%.3f GB", l.gigabytes) + "\n";
+    }
+  }
   out += "\nBottleneck: " + r.bottleneck + "\n";
   return out;
 }
 
-std::string predict_json(const Scenario& scenario, const sim::PredictResult& r) {
+std::string predict_json(const sim::Description& scenario, const sim::PredictResult& r) {
   nlohmann::ordered_json j;
   nlohmann::ordered_json sc = nlohmann::ordered_json::object();
   for (const auto& [k, v] : scenario) sc[k] = v;
@@ -100,6 +105,18 @@ std::string predict_json(const Scenario& scenario, const sim::PredictResult& r) 
   j["gradient_groups"] = groups;
   j["algorithm"] = r.algorithm;
   j["simulated"] = {{"tasks", r.tasks}, {"events", r.events}};
+  if (r.network_model == "flow") {
+    j["network_model"] = r.network_model;
+    nlohmann::ordered_json links = nlohmann::ordered_json::array();
+    for (const auto& l : r.busiest_links) {
+      links.push_back({{"link", l.link},
+                       {"kind", l.kind},
+                       {"busy_fraction", round6(l.busy)},
+                       {"utilization", round6(l.utilization)},
+                       {"gigabytes", round6(l.gigabytes)}});
+    }
+    j["busiest_links"] = links;
+  }
   return j.dump(2) + "\n";
 }
 

@@ -8,18 +8,15 @@
 #include <cstdio>
 #include <map>
 
+#include "dagsgd/model/format.h"
+
 namespace dagsgd::reports {
 
+using model::fmt;
 using model::Nanos;
 using nlohmann::ordered_json;
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string ms(Nanos ns) { return fmt("%.3f", static_cast<double>(ns) * 1e-6); }
 std::string pct(double x) { return fmt("%+.1f%%", x * 100.0); }
@@ -189,7 +186,7 @@ PhaseView phase_view(const trace::ImportedRun& run, const trace::TraceDag& dag, 
     std::string ph = info.phase == trace::Phase::kNone ? "other" : trace::phase_name(info.phase);
     auto& slot = v.phase[ph];
     (gpu ? slot.second : slot.first) += info.measured_dur;
-    if (dag.mode == "ssgd" && task.layer >= 0 &&
+    if (dag.mode == trace::TraceMode::kSsgd && task.layer >= 0 &&
         (task.kind == model::TaskKind::kForward || task.kind == model::TaskKind::kBackward) &&
         name != "loss") {
       auto& l = v.layers[task.layer];
@@ -241,8 +238,8 @@ std::string analyze_text(const trace::ImportedRun& run, const trace::TraceDag& d
                          const sim::ReplayResult& r) {
   std::string out = import_text(run);
   out += "DAG: " + std::to_string(dag.dag.task_count()) + " tasks, " +
-         std::to_string(dag.dag.edge_count()) + " edges (" + dag.mode + "), " +
-         std::to_string(dag.measured_iteration.size()) + " iteration(s), " +
+         std::to_string(dag.dag.edge_count()) + " edges (" + trace::trace_mode_name(dag.mode) +
+         "), " + std::to_string(dag.measured_iteration.size()) + " iteration(s), " +
          std::to_string(dag.collectives.size()) + " collective(s)\n";
   out += "Measured iteration (rank " + std::to_string(dag.main_rank) + ", mean after " +
          std::to_string(r.warmup) +
@@ -273,7 +270,7 @@ std::string analyze_json(const trace::ImportedRun& run, const trace::TraceDag& d
                          const sim::ReplayResult& r) {
   ordered_json j;
   j["import"] = import_json(run);
-  j["dag"] = {{"mode", dag.mode},
+  j["dag"] = {{"mode", trace::trace_mode_name(dag.mode)},
               {"tasks", dag.dag.task_count()},
               {"edges", dag.dag.edge_count()},
               {"iterations", dag.measured_iteration.size()},
@@ -294,8 +291,8 @@ std::string analyze_json(const trace::ImportedRun& run, const trace::TraceDag& d
 std::string replay_text(const trace::ImportedRun& run, const trace::TraceDag& dag,
                         const sim::ReplayResult& r) {
   std::string out = import_text(run);
-  out += "Communication: " + r.comm.source;
-  if (r.comm.source != "measured") {
+  out += std::string("Communication: ") + sim::comm_source_name(r.comm.source);
+  if (r.comm.source != sim::CommSource::kMeasured) {
     out += " (" + r.comm.algorithm + "; alpha " +
            fmt("%.2f", r.comm.topology.intra.alpha_ns * 1e-3) + " us, bandwidth " +
            fmt("%.3f", r.comm.topology.intra.beta_ns_per_byte > 0
@@ -335,7 +332,7 @@ std::string replay_json(const trace::ImportedRun& run, const trace::TraceDag& da
   j["predicted_iteration_s"] = r.predicted_mean_s;
   j["error"] = r.error;
   ordered_json comm;
-  comm["source"] = r.comm.source;
+  comm["source"] = sim::comm_source_name(r.comm.source);
   comm["algorithm"] = r.comm.algorithm;
   comm["alpha_s"] = r.comm.topology.intra.alpha_ns * 1e-9;
   comm["bandwidth_bytes_per_s"] = r.comm.topology.intra.beta_ns_per_byte > 0
@@ -373,8 +370,7 @@ std::string replay_json(const trace::ImportedRun& run, const trace::TraceDag& da
   return j.dump(2) + "\n";
 }
 
-std::string simulated_timeline(const trace::ImportedRun& run, const trace::TraceDag& dag,
-                               const sim::ReplayResult& r) {
+std::string simulated_timeline(const trace::TraceDag& dag, const sim::ReplayResult& r) {
   ordered_json events = ordered_json::array();
   auto us = [](Nanos t) { return std::round(static_cast<double>(t)) / 1000.0; };
   const int coll_pid = dag.ranks;
@@ -411,9 +407,8 @@ std::string simulated_timeline(const trace::ImportedRun& run, const trace::Trace
     std::string name;
     if (info.collective >= 0 && info.rank < 0) {
       name = dag.collectives[static_cast<std::size_t>(info.collective)].name;
-    } else if (info.event >= 0) {
-      const auto& rk = run.ranks[static_cast<std::size_t>(info.rank)];
-      name = rk.str(rk.events[static_cast<std::size_t>(info.event)].name);
+    } else if (info.name >= 0) {
+      name = dag.task_name(t);
     } else {
       name = std::string("host ") + trace::phase_name(info.phase);
     }
@@ -434,7 +429,7 @@ std::string simulated_timeline(const trace::ImportedRun& run, const trace::Trace
   ordered_json j;
   j["schemaVersion"] = 1;
   j["displayTimeUnit"] = "ms";
-  j["traceName"] = "dagsgd replay of " + run.path;
+  j["traceName"] = "dagsgd replay of " + dag.source;
   j["traceEvents"] = events;
   return j.dump() + "\n";
 }

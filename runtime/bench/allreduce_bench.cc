@@ -25,7 +25,8 @@ constexpr const char* kUsage =
     "usage: dagsgd-allreduce-bench [--min-bytes N] [--max-bytes N] [--iterations N] "
     "[--warmup N] [--nonblocking] [--in-place]\n"
     "  Times MPI_Allreduce (MPI_FLOAT, MPI_SUM) for sizes min..max bytes, doubling; sizes are\n"
-    "  multiples of 4. Defaults: 4 .. 1048576 bytes, 100 iterations after 10 warm-up ones.\n"
+    "  multiples of 4 up to 1 GiB. Defaults: 4 .. 1048576 bytes, 100 iterations (1..1000000)\n"
+    "  after 10 warm-up ones (0..1000000).\n"
     "  --nonblocking times MPI_Iallreduce + MPI_Wait instead: Open MPI runs non-blocking\n"
     "  collectives with other algorithms (libnbc) than blocking ones, and the training runtime\n"
     "  issues MPI_Iallreduce. --in-place passes MPI_IN_PLACE as the runtime does (Open MPI 4.1's\n"
@@ -41,26 +42,23 @@ std::string parse(int argc, char** argv, Options& o, bool& help) {
        {"--warmup", &o.warmup}},
       {{"--nonblocking", &o.nonblocking}, {"--in-place", &o.in_place}}, help);
   if (!error.empty() || help) return error;
-  if (o.min_bytes < 4 || o.min_bytes % 4 != 0) {
-    return "--min-bytes must be a positive multiple of 4 (got " + std::to_string(o.min_bytes) + ")";
+  if (o.min_bytes % 4 != 0) {
+    return "--min-bytes must be a multiple of 4 (got " + std::to_string(o.min_bytes) + ")";
   }
-  if (o.max_bytes < o.min_bytes) return "--max-bytes is below --min-bytes";
-  if (o.max_bytes > (1L << 30)) return "--max-bytes is above 1 GiB";
-  if (o.iterations < 1) return "--iterations must be at least 1";
-  return "";
+  return dagsgd::bench::check_counts(o.min_bytes, o.max_bytes, o.iterations, o.warmup, 4);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  Options o;
+  bool help = false;
+  std::string error = parse(argc, argv, o, help);
   int rank = 0;
   int size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  Options o;
-  bool help = false;
-  std::string error = parse(argc, argv, o, help);
   if (help || !error.empty()) {
     if (rank == 0) {
       if (!error.empty())

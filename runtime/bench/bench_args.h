@@ -68,4 +68,29 @@ inline std::string parse_args(int argc, char** argv, std::initializer_list<IntOp
   return "";
 }
 
+// Bounds of the counts: beyond them a run would not end in any useful time, and the per-iteration
+// timing arrays (a few doubles per iteration) would not fit in memory.
+constexpr long kMaxIterations = 1'000'000;
+constexpr long kMaxBytes = 1L << 30;
+
+// Returns "" or the error naming the option: sizes in min_size..1 GiB, min <= max, counts bounded.
+inline std::string check_counts(long min_bytes, long max_bytes, long iterations, long warmup,
+                                long min_size) {
+  if (min_bytes < min_size || min_bytes > kMaxBytes) {
+    return "--min-bytes must be in " + std::to_string(min_size) + ".." + std::to_string(kMaxBytes) +
+           " (got " + std::to_string(min_bytes) + ")";
+  }
+  if (max_bytes < min_bytes) return "--max-bytes is below --min-bytes";
+  if (max_bytes > kMaxBytes) return "--max-bytes is above 1 GiB";
+  if (iterations < 1 || iterations > kMaxIterations) {
+    return "--iterations must be in 1.." + std::to_string(kMaxIterations) + " (got " +
+           std::to_string(iterations) + ")";
+  }
+  if (warmup > kMaxIterations) {
+    return "--warmup must be in 0.." + std::to_string(kMaxIterations) + " (got " +
+           std::to_string(warmup) + ")";
+  }
+  return "";
+}
+
 }  // namespace dagsgd::bench

@@ -36,11 +36,7 @@ std::string parse(int argc, char** argv, Options& o, bool& help) {
                                                  {"--warmup", &o.warmup}},
                                                 {}, help);
   if (!error.empty() || help) return error;
-  if (o.min_bytes < 1) return "--min-bytes must be at least 1";
-  if (o.max_bytes < o.min_bytes) return "--max-bytes is below --min-bytes";
-  if (o.max_bytes > (1L << 30)) return "--max-bytes is above 1 GiB";
-  if (o.iterations < 1) return "--iterations must be at least 1";
-  return "";
+  return dagsgd::bench::check_counts(o.min_bytes, o.max_bytes, o.iterations, o.warmup, 1);
 }
 
 double percentile(const std::vector<double>& sorted, double q) {

@@ -93,27 +93,37 @@ class Relu final : public Layer {
   std::int64_t size_;
 };
 
-// col2im: the adjoint of im2col, accumulating into dx.
-void col2im(const float* cols, std::int64_t c_in, std::int64_t h, std::int64_t w, std::int64_t k,
-            std::int64_t pad, float* dx) {
+// Visits the im2col layout of one sample in memory order: `visit(col, pixel)` for each entry of
+// cols (channel c, kernel offset ki, kj, output position oi, oj) and the input pixel it reads,
+// -1 where it reads the zero padding.
+template <class Visit>
+void for_each_patch_entry(std::int64_t c_in, std::int64_t h, std::int64_t w, std::int64_t k,
+                          std::int64_t pad, Visit visit) {
   std::int64_t ho = h + 2 * pad - k + 1;
   std::int64_t wo = w + 2 * pad - k + 1;
+  std::int64_t col = 0;
   for (std::int64_t c = 0; c < c_in; ++c) {
     for (std::int64_t ki = 0; ki < k; ++ki) {
       for (std::int64_t kj = 0; kj < k; ++kj) {
-        const float* row = cols + ((c * k + ki) * k + kj) * ho * wo;
         for (std::int64_t oi = 0; oi < ho; ++oi) {
           std::int64_t ii = oi + ki - pad;
-          if (ii < 0 || ii >= h) continue;
-          for (std::int64_t oj = 0; oj < wo; ++oj) {
+          for (std::int64_t oj = 0; oj < wo; ++oj, ++col) {
             std::int64_t jj = oj + kj - pad;
-            if (jj < 0 || jj >= w) continue;
-            dx[(c * h + ii) * w + jj] += row[oi * wo + oj];
+            bool inside = ii >= 0 && ii < h && jj >= 0 && jj < w;
+            visit(col, inside ? (c * h + ii) * w + jj : std::int64_t{-1});
           }
         }
       }
     }
   }
+}
+
+// col2im: the adjoint of im2col, accumulating into dx.
+void col2im(const float* cols, std::int64_t c_in, std::int64_t h, std::int64_t w, std::int64_t k,
+            std::int64_t pad, float* dx) {
+  for_each_patch_entry(c_in, h, w, k, pad, [&](std::int64_t col, std::int64_t pixel) {
+    if (pixel >= 0) dx[pixel] += cols[col];
+  });
 }
 
 class Conv final : public Layer {
@@ -232,23 +242,9 @@ class MaxPool2 final : public Layer {
 
 void im2col(const float* x, std::int64_t c_in, std::int64_t h, std::int64_t w, std::int64_t k,
             std::int64_t pad, float* cols) {
-  std::int64_t ho = h + 2 * pad - k + 1;
-  std::int64_t wo = w + 2 * pad - k + 1;
-  for (std::int64_t c = 0; c < c_in; ++c) {
-    for (std::int64_t ki = 0; ki < k; ++ki) {
-      for (std::int64_t kj = 0; kj < k; ++kj) {
-        float* row = cols + ((c * k + ki) * k + kj) * ho * wo;
-        for (std::int64_t oi = 0; oi < ho; ++oi) {
-          std::int64_t ii = oi + ki - pad;
-          for (std::int64_t oj = 0; oj < wo; ++oj) {
-            std::int64_t jj = oj + kj - pad;
-            bool inside = ii >= 0 && ii < h && jj >= 0 && jj < w;
-            row[oi * wo + oj] = inside ? x[(c * h + ii) * w + jj] : 0.0f;
-          }
-        }
-      }
-    }
-  }
+  for_each_patch_entry(c_in, h, w, k, pad, [&](std::int64_t col, std::int64_t pixel) {
+    cols[col] = pixel >= 0 ? x[pixel] : 0.0f;
+  });
 }
 
 std::unique_ptr<Layer> make_dense(std::string name, std::int64_t in, std::int64_t out) {

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace dagsgd::runtime {
@@ -31,13 +32,124 @@ std::string fmt(double v) {
   return os.str();
 }
 
+// The names of an enum's values, in the order the flag's help lists them.
+template <class E>
+struct Choice {
+  E value;
+  const char* name;
+};
+constexpr Choice<ExchangeKind> kExchanges[] = {{ExchangeKind::kAllreduce, "allreduce"},
+                                               {ExchangeKind::kPs, "ps"},
+                                               {ExchangeKind::kAsa, "asa"}};
+constexpr Choice<Precision> kPrecisions[] = {{Precision::kFp32, "fp32"},
+                                             {Precision::kFp16, "fp16"}};
+constexpr Choice<DeviceKind> kDevices[] = {{DeviceKind::kCpu, "cpu"}, {DeviceKind::kCuda, "cuda"}};
+
+template <class E, std::size_t N>
+model::Expected<E> parse_choice(const char* flag, const char* what, const std::string& s,
+                                const Choice<E> (&choices)[N]) {
+  std::string valid;
+  for (const auto& c : choices) {
+    if (s == c.name) return c.value;
+    valid += (valid.empty() ? "" : ", ") + std::string(c.name);
+  }
+  return model::Error{std::string(flag) + ": unknown " + what + " '" + s + "' (valid: " + valid +
+                      ")"};
+}
+
+template <class E, std::size_t N>
+const char* choice_name(E value, const Choice<E> (&choices)[N]) {
+  for (const auto& c : choices) {
+    if (c.value == value) return c.name;
+  }
+  return "?";
+}
+
+// An integer flag in [lo, hi]; "" leaves `out` as it is.
+template <class T>
+model::Expected<void> integer_flag(const char* flag, const std::string& text, T lo, T hi, T& out) {
+  if (text.empty()) return model::ok();
+  T v{};
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && (v < lo || v > hi))) {
+    return model::Error{std::string(flag) + ": '" + text + "' is out of range (" +
+                        std::to_string(lo) + ".." + std::to_string(hi) + ")"};
+  }
+  if (ec != std::errc() || p != text.data() + text.size()) {
+    return model::Error{std::string(flag) + ": '" + text + "' is not an integer"};
+  }
+  out = v;
+  return model::ok();
+}
+
+// A finite real flag; `in_range` says what else it must be, `range` how to say it.
+template <class InRange>
+model::Expected<void> real_flag(const char* flag, const std::string& text, InRange in_range,
+                                const char* range, double& out) {
+  if (text.empty()) return model::ok();
+  double v = 0;
+  if (!parse_double(text, v)) {
+    return model::Error{std::string(flag) + ": '" + text + "' is not a finite number"};
+  }
+  if (!in_range(v)) return model::Error{std::string(flag) + ": '" + text + "' must be " + range};
+  out = v;
+  return model::ok();
+}
+
 }  // namespace
 
+model::Expected<TrainConfig> config_from_flags(const TrainFlags& f,
+                                               const std::vector<std::string>& extras) {
+  if (!extras.empty()) {
+    return model::Error{"train: unexpected argument '" + extras.front() +
+                        "' (run 'dagsgd train --help')"};
+  }
+  TrainConfig c;
+  c.model = f.model;
+  if (c.model.empty()) return model::Error{"--model must not be empty (mlp, cnn or a file)"};
+  if (!f.widths.empty()) {
+    if (c.model != "mlp") return model::Error{"--widths applies to --model mlp only"};
+    auto w = parse_widths(f.widths);
+    if (!w) return w.error();
+    c.widths = *w;
+  }
+  DAGSGD_TRY(integer_flag("--epochs", f.epochs, 1, kMaxEpochs, c.epochs));
+  DAGSGD_TRY(integer_flag<std::int64_t>("--iterations", f.iterations, 1,
+                                        std::numeric_limits<std::int64_t>::max(), c.iterations));
+  DAGSGD_TRY(integer_flag("--batch", f.batch, 1, 65536, c.batch));
+  DAGSGD_TRY(real_flag(
+      "--lr", f.lr, [](double v) { return v > 0; }, "positive", c.lr));
+  DAGSGD_TRY(real_flag(
+      "--momentum", f.momentum, [](double v) { return v >= 0 && v < 1; }, "in [0, 1)", c.momentum));
+  DAGSGD_TRY(integer_flag<std::uint64_t>("--seed", f.seed, 0,
+                                         std::numeric_limits<std::uint64_t>::max(), c.seed));
+  DAGSGD_TRY(real_flag(
+      "--topk", f.topk, [](double v) { return v > 0 && v <= 1; }, "in (0, 1]", c.topk));
+  DAGSGD_TRY(integer_flag("--warmup", f.warmup, 0, std::numeric_limits<int>::max(), c.warmup));
+  // With only --iterations, run as many epochs as it takes.
+  if (!f.iterations.empty() && f.epochs.empty()) c.epochs = kUnlimitedEpochs;
+  auto ex = parse_exchange(f.exchange);
+  if (!ex) return ex.error();
+  c.exchange = *ex;
+  DAGSGD_TRY(parse_overlap(f.overlap, c));
+  auto pr = parse_precision(f.precision);
+  if (!pr) return pr.error();
+  c.precision = *pr;
+  DAGSGD_TRY(parse_sync(f.sync, c));
+  c.trace_dir = f.trace;
+  c.force = f.force;
+  if (f.force && f.trace.empty()) return model::Error{"--force needs --trace DIR"};
+  if (!f.data.empty()) c.data_dir = f.data;
+  c.evaluate = !f.no_eval;
+  auto dev = parse_device(f.device);
+  if (!dev) return dev.error();
+  c.device = *dev;
+  DAGSGD_TRY(validate(c));
+  return c;
+}
+
 model::Expected<ExchangeKind> parse_exchange(const std::string& s) {
-  if (s == "allreduce") return ExchangeKind::kAllreduce;
-  if (s == "ps") return ExchangeKind::kPs;
-  if (s == "asa") return ExchangeKind::kAsa;
-  return model::Error{"--exchange: unknown strategy '" + s + "' (valid: allreduce, ps, asa)"};
+  return parse_choice("--exchange", "strategy", s, kExchanges);
 }
 
 model::Expected<void> parse_overlap(const std::string& s, TrainConfig& cfg) {
@@ -59,9 +171,7 @@ model::Expected<void> parse_overlap(const std::string& s, TrainConfig& cfg) {
 }
 
 model::Expected<Precision> parse_precision(const std::string& s) {
-  if (s == "fp32") return Precision::kFp32;
-  if (s == "fp16") return Precision::kFp16;
-  return model::Error{"--precision: unknown precision '" + s + "' (valid: fp32, fp16)"};
+  return parse_choice("--precision", "precision", s, kPrecisions);
 }
 
 model::Expected<void> parse_sync(const std::string& s, TrainConfig& cfg) {
@@ -75,9 +185,10 @@ model::Expected<void> parse_sync(const std::string& s, TrainConfig& cfg) {
     std::int64_t tau = 0;
     double alpha = 0;
     if (comma == std::string::npos || !parse_int(rest.substr(0, comma), tau) || tau < 1 ||
-        !parse_double(rest.substr(comma + 1), alpha) || alpha <= 0 || alpha >= 1) {
-      return model::Error{"--sync: '" + s +
-                          "' must be easgd:TAU,ALPHA with an integer TAU >= 1 and 0 < ALPHA < 1"};
+        tau > kMaxEasgdTau || !parse_double(rest.substr(comma + 1), alpha) || alpha <= 0 ||
+        alpha >= 1) {
+      return model::Error{"--sync: '" + s + "' must be easgd:TAU,ALPHA with an integer TAU in 1.." +
+                          std::to_string(kMaxEasgdTau) + " and 0 < ALPHA < 1"};
     }
     cfg.sync = SyncKind::kEasgd;
     cfg.easgd_tau = static_cast<int>(tau);
@@ -107,9 +218,7 @@ model::Expected<std::vector<std::int64_t>> parse_widths(const std::string& s) {
 }
 
 model::Expected<DeviceKind> parse_device(const std::string& s) {
-  if (s == "cpu") return DeviceKind::kCpu;
-  if (s == "cuda") return DeviceKind::kCuda;
-  return model::Error{"--device: unknown device '" + s + "' (valid: cpu, cuda)"};
+  return parse_choice("--device", "device", s, kDevices);
 }
 
 bool cuda_support() {
@@ -121,12 +230,26 @@ bool cuda_support() {
 }
 
 model::Expected<void> validate(const TrainConfig& cfg) {
-  if (cfg.epochs < 1) return model::Error{"--epochs must be at least 1"};
-  if (cfg.iterations < 0) return model::Error{"--iterations must not be negative"};
+  // Written so that NaN fails every check.
+  if (cfg.epochs < 1 || cfg.epochs > kUnlimitedEpochs) {
+    return model::Error{"--epochs must be in 1.." + std::to_string(kMaxEpochs)};
+  }
+  if (cfg.iterations < 0) return model::Error{"--iterations must be at least 1"};
   if (cfg.batch < 1 || cfg.batch > 65536) return model::Error{"--batch must be in 1..65536"};
-  if (!(cfg.lr > 0)) return model::Error{"--lr must be positive"};
-  if (cfg.momentum < 0 || cfg.momentum >= 1) return model::Error{"--momentum must be in [0, 1)"};
-  if (cfg.topk < 0 || cfg.topk > 1) return model::Error{"--topk must be in (0, 1]"};
+  if (!(cfg.lr > 0 && std::isfinite(cfg.lr))) {
+    return model::Error{"--lr must be a positive finite number"};
+  }
+  if (!(cfg.momentum >= 0 && cfg.momentum < 1)) return model::Error{"--momentum must be in [0, 1)"};
+  if (!(cfg.topk >= 0 && cfg.topk <= 1)) return model::Error{"--topk must be in (0, 1]"};
+  if (cfg.easgd_tau < 1 || cfg.easgd_tau > kMaxEasgdTau || !(cfg.easgd_alpha > 0) ||
+      !(cfg.easgd_alpha < 1)) {
+    return model::Error{"--sync easgd:TAU,ALPHA needs TAU in 1.." + std::to_string(kMaxEasgdTau) +
+                        " and 0 < ALPHA < 1"};
+  }
+  if (cfg.overlap == OverlapKind::kBucket &&
+      !(cfg.bucket_mib > 0 && std::isfinite(cfg.bucket_mib))) {
+    return model::Error{"--overlap bucket:MB needs a positive finite MB"};
+  }
   if (cfg.topk > 0 && cfg.exchange != ExchangeKind::kAllreduce) {
     return model::Error{std::string("--topk exchanges indices and values with an allgather; it ") +
                         "cannot be combined with --exchange " + exchange_name(cfg.exchange)};
@@ -151,21 +274,11 @@ model::Expected<void> validate(const TrainConfig& cfg) {
   return model::ok();
 }
 
-const char* exchange_name(ExchangeKind k) {
-  switch (k) {
-    case ExchangeKind::kAllreduce:
-      return "allreduce";
-    case ExchangeKind::kPs:
-      return "ps";
-    case ExchangeKind::kAsa:
-      return "asa";
-  }
-  return "?";
-}
+const char* exchange_name(ExchangeKind k) { return choice_name(k, kExchanges); }
 
-const char* precision_name(Precision p) { return p == Precision::kFp16 ? "fp16" : "fp32"; }
+const char* precision_name(Precision p) { return choice_name(p, kPrecisions); }
 
-const char* device_name(DeviceKind d) { return d == DeviceKind::kCuda ? "cuda" : "cpu"; }
+const char* device_name(DeviceKind d) { return choice_name(d, kDevices); }
 
 std::string overlap_name(const TrainConfig& cfg) {
   switch (cfg.overlap) {
@@ -193,7 +306,7 @@ std::map<std::string, std::string> config_map(const TrainConfig& cfg, int ranks)
     m["widths"] = w;
   }
   // --iterations alone sets a huge epoch count: say what it means.
-  m["epochs"] = cfg.epochs >= (1 << 20) ? "unlimited" : std::to_string(cfg.epochs);
+  m["epochs"] = cfg.epochs >= kUnlimitedEpochs ? "unlimited" : std::to_string(cfg.epochs);
   m["iterations"] = std::to_string(cfg.iterations);
   m["batch"] = std::to_string(cfg.batch);
   m["global_batch"] = std::to_string(static_cast<std::int64_t>(cfg.batch) * ranks);

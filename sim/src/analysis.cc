@@ -53,36 +53,19 @@ IterationAnalysis analyze_iteration(const model::Dag& dag, const SimResult& r, i
     const auto& task = dag.task(t);
     auto ti = static_cast<std::size_t>(t);
     if (task.kind == TaskKind::kComm) {
-      if (task.iteration == iteration) a.breakdown.comm_total += task.duration;
+      // As simulated: under the flow-level tier a collective's time is not its DAG duration.
+      if (task.iteration == iteration) a.breakdown.comm_total += r.finish[ti] - r.start[ti];
       comm.push_back(clip(r.start[ti], r.finish[ti], a.start, a.end));
       continue;
     }
     if (task.worker != worker) continue;
     if (task.iteration == iteration) {
-      switch (task.kind) {
-        case TaskKind::kForward:
-          a.breakdown.forward += task.duration;
-          break;
-        case TaskKind::kBackward:
-          a.breakdown.backward += task.duration;
-          break;
-        case TaskKind::kUpdate:
-          a.breakdown.update += task.duration;
-          break;
-        case TaskKind::kIo:
-          a.breakdown.io += task.duration;
-          break;
-        case TaskKind::kH2D:
-          a.breakdown.h2d += task.duration;
-          break;
-        case TaskKind::kMemcpy:
-          a.breakdown.memcpy += task.duration;
-          break;
-        case TaskKind::kOther:
-          a.breakdown.other += task.duration;
-          break;
-        case TaskKind::kComm:
-          break;
+      // Where each kind of task goes in the breakdown (collectives are counted below).
+      static constexpr model::Nanos Breakdown::*kField[model::kTaskKindCount] = {
+          &Breakdown::io, &Breakdown::h2d,    &Breakdown::forward, &Breakdown::backward,
+          nullptr,        &Breakdown::update, &Breakdown::memcpy,  &Breakdown::other};
+      if (auto field = kField[static_cast<std::size_t>(task.kind)]; field != nullptr) {
+        a.breakdown.*field += task.duration;
       }
     }
     Interval iv = clip(r.start[ti], r.finish[ti], a.start, a.end);

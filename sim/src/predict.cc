@@ -5,11 +5,16 @@
 #include <cmath>
 #include <cstdio>
 
+#include "dagsgd/model/collective_flows.h"
+#include "dagsgd/model/format.h"
 #include "dagsgd/sim/engine.h"
+#include "dagsgd/sim/flow_network.h"
 
 namespace dagsgd::sim {
 
 using model::Nanos;
+using model::percent;
+using model::times_faster;
 
 namespace {
 
@@ -19,11 +24,49 @@ struct Run {
   std::size_t tasks = 0;
   std::uint64_t events = 0;
   std::vector<TimelineSpan> timeline;
+  std::vector<LinkUse> links;
 };
+
+// The flow-level tier of one simulation: the collectives' transfers and the links' speed.
+struct FlowTier {
+  const model::CollectiveFlows* flows = nullptr;
+  std::shared_ptr<const model::ClusterTopology> cluster;
+  double bandwidth_scale = 1;
+};
+
+// The links that carried most for their bandwidth in [from, to).
+std::vector<LinkUse> busiest_links(const FlowNetwork& net, double from, double to) {
+  constexpr std::size_t kShown = 8;
+  const auto loads = net.loads(from, to);
+  const auto& cluster = net.cluster();
+  std::vector<std::size_t> order;
+  for (std::size_t l = 0; l < loads.size(); ++l) {
+    if (loads[l].bytes > 0) order.push_back(l);
+  }
+  // The most utilised first: the links whose bandwidth bounds the transfers.
+  auto utilization = [&](std::size_t l) {
+    return loads[l].bytes / net.capacity(static_cast<int>(l));
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return utilization(a) > utilization(b); });
+  if (order.size() > kShown) order.resize(kShown);
+  std::vector<LinkUse> out;
+  const double span = std::max(1.0, to - from);
+  for (std::size_t l : order) {
+    const auto& link = cluster.links()[l];
+    const auto& dev = cluster.devices();
+    out.push_back({dev[static_cast<std::size_t>(link.from)].name + " -> " +
+                       dev[static_cast<std::size_t>(link.to)].name,
+                   link.kind, loads[l].busy_ns / span,
+                   loads[l].bytes / (net.capacity(static_cast<int>(l)) * span),
+                   loads[l].bytes * 1e-9});
+  }
+  return out;
+}
 
 model::Expected<Run> simulate_once(const PredictRequest& req, int workers,
                                    const model::CommTimeFn& comm, bool with_comm,
-                                   bool keep_timeline = false) {
+                                   bool keep_timeline = false, const FlowTier* flow = nullptr) {
   model::SsgdConfig c;
   c.layers = req.layers;
   c.workers = workers;
@@ -34,10 +77,24 @@ model::Expected<Run> simulate_once(const PredictRequest& req, int workers,
   c.update = req.update;
   if (with_comm && workers > 1) c.groups = model::make_groups(c.layers, req.overlap, comm);
   model::Dag dag = model::build_ssgd_dag(c);
-  auto r = simulate(dag);
+  std::unique_ptr<FlowNetwork> net;
+  if (flow != nullptr && !c.groups.empty()) {
+    net = std::make_unique<FlowNetwork>(flow->cluster, flow->bandwidth_scale);
+    for (std::size_t i = 0; i < dag.task_count(); ++i) {
+      const model::Task& t = dag.task(static_cast<model::TaskId>(i));
+      if (t.kind != model::TaskKind::kComm) continue;
+      const auto& group = c.groups[static_cast<std::size_t>(t.layer)];
+      net->assign(static_cast<model::TaskId>(i), flow->flows->plan(group.elements));
+    }
+  }
+  auto r = simulate(dag, net.get());
   if (!r.ok()) return r.error();
   Run run;
   run.analysis = analyze_iteration(dag, *r, c.iterations - 1, 0);
+  if (net) {
+    run.links = busiest_links(*net, static_cast<double>(run.analysis.start),
+                              static_cast<double>(run.analysis.end));
+  }
   run.groups = std::move(c.groups);
   run.tasks = dag.task_count();
   run.events = r->events;
@@ -53,25 +110,27 @@ model::Expected<Run> simulate_once(const PredictRequest& req, int workers,
   return run;
 }
 
+// The ranks in the order a collective library rings them: node by node, each node's GPUs in
+// its intra-node ring order (the first `workers` GPUs of one node when fewer).
+std::vector<int> ring_order(const model::ClusterTopology& cluster, int workers) {
+  const int g = cluster.gpus_per_node();
+  std::vector<int> order;
+  if (workers < g) {
+    for (int local : cluster.intra_ring()) {
+      if (local < workers) order.push_back(local);
+    }
+    return order;
+  }
+  for (int n = 0; n < workers / g; ++n) {
+    for (int local : cluster.intra_ring()) order.push_back(n * g + local);
+  }
+  return order;
+}
+
 model::Topology faster(model::Topology t, double factor) {
   t.intra.beta_ns_per_byte /= factor;
   t.inter.beta_ns_per_byte /= factor;
   return t;
-}
-
-std::string percent(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * x);
-  return buf;
-}
-
-std::string times_faster(Nanos base, Nanos better) {
-  char buf[64];
-  if (better <= 0 || better >= base) return "no faster";
-  std::snprintf(buf, sizeof buf, "%.2fx faster (-%.0f%%)",
-                static_cast<double>(base) / static_cast<double>(better),
-                100.0 * (1.0 - static_cast<double>(better) / static_cast<double>(base)));
-  return buf;
 }
 
 }  // namespace
@@ -93,16 +152,36 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
   auto comm_fast = [&cm_fast](std::int64_t e) { return cm_fast.exchange_time(e); };
   auto comm_free = [](std::int64_t) { return Nanos{0}; };
 
+  // The flow-level tier: the collectives' transfers on the cluster, in the ring order the
+  // library would build.
+  std::optional<model::CollectiveFlows> flows;
+  FlowTier flow;
+  FlowTier flow_fast;
+  if (req.cluster && workers > 1) {
+    if (req.cluster->gpu_count() < workers) {
+      return model::Error{"the cluster has " + std::to_string(req.cluster->gpu_count()) +
+                          " GPUs, fewer than the " + std::to_string(workers) + " workers"};
+    }
+    auto made =
+        model::CollectiveFlows::make(req.topology, req.exchange, ring_order(*req.cluster, workers));
+    if (!made) return made.error();
+    flows = std::move(*made);
+    flow = {&*flows, req.cluster, 1.0};
+    flow_fast = {&*flows, req.cluster, 2.0};
+  }
+  const FlowTier* with_flow = flows ? &flow : nullptr;
+  const FlowTier* with_flow_fast = flows ? &flow_fast : nullptr;
+
   // With EASGD the per-iteration DAG has no gradient exchange; parameters are averaged with the
   // center every tau iterations, after the update, with nothing to overlap.
   const bool easgd = req.easgd.has_value();
-  auto main = simulate_once(req, workers, comm, !easgd, req.keep_timeline);
+  auto main = simulate_once(req, workers, comm, !easgd, req.keep_timeline, with_flow);
   if (!main.ok()) return main.error();
   auto single = simulate_once(req, 1, comm_free, false);
   if (!single.ok()) return single.error();
   auto free_run = simulate_once(req, workers, comm_free, !easgd);
   if (!free_run.ok()) return free_run.error();
-  auto fast_run = simulate_once(req, workers, comm_fast, !easgd);
+  auto fast_run = simulate_once(req, workers, comm_fast, !easgd, false, with_flow_fast);
   if (!fast_run.ok()) return fast_run.error();
 
   PredictResult out;
@@ -115,12 +194,21 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
   out.tasks = main->tasks;
   out.events = main->events;
   out.timeline = std::move(main->timeline);
+  if (flows) {
+    out.network_model = "flow";
+    out.busiest_links = std::move(main->links);
+  }
   std::int64_t params = 0;
   for (const auto& l : req.layers) params += l.param_elements;
   if (easgd && workers > 1) {
     const int tau = req.easgd->tau;
     Nanos exchange = cm.exchange_time(params);
     Nanos exchange_fast = cm_fast.exchange_time(params);
+    if (flows) {
+      const auto plan = flows->plan(params);
+      exchange = std::llround(isolated_time_ns(*req.cluster, plan));
+      exchange_fast = std::llround(isolated_time_ns(*req.cluster, plan, 2.0));
+    }
     auto amortized = [tau](Nanos local, Nanos ex) {
       return local + static_cast<Nanos>(std::llround(static_cast<double>(ex) / tau));
     };
@@ -168,6 +256,11 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
                      "); free communication would be " +
                      times_faster(out.iteration, out.if_comm_free) + ", twice the bandwidth " +
                      times_faster(out.iteration, out.if_double_bandwidth);
+    if (!out.busiest_links.empty()) {
+      const LinkUse& top = out.busiest_links.front();
+      out.bottleneck += "; the busiest link is " + top.link + " (" + top.kind + "), busy " +
+                        percent(top.busy) + " of the iteration";
+    }
   } else {
     out.bound = bound_kind(cp, out.iteration);
     if (out.bound == "communication-bound") out.bound = "compute-bound";

@@ -5,9 +5,12 @@
 #include <mpi.h>
 
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "dagsgd/runtime/trainer.h"
@@ -65,7 +68,8 @@ BENCHMARK(BM_TrainStep)
     ->MinTime(1.0);
 
 // Trace on and off alternate step by step, so load from other processes hits both alike; the
-// counter is the ratio of the median step CPU times, as a percentage over tracing off.
+// counter is the ratio of the median step CPU times, as a percentage over tracing off. With
+// file:1 the traced trainer also streams every iteration into a trace file, as `train --trace`.
 void BM_TraceOverhead(benchmark::State& state) {
   TrainConfig cfg;
   cfg.model = "mlp";
@@ -76,6 +80,13 @@ void BM_TraceOverhead(benchmark::State& state) {
   if (!off || !on) {
     state.SkipWithError("cannot create the trainers");
     return;
+  }
+  const std::string file = "/tmp/dagsgd-bench-trace-" + std::to_string(getpid()) + ".json";
+  if (state.range(0) != 0) {
+    if (auto streamed = (*on)->stream_trace(file); !streamed) {
+      state.SkipWithError(streamed.error().message.c_str());
+      return;
+    }
   }
   for (int i = 0; i < 5; ++i) {
     (*off)->step();
@@ -112,8 +123,14 @@ void BM_TraceOverhead(benchmark::State& state) {
   state.counters["off_ms"] = m_off * 1e-6;
   state.counters["on_ms"] = m_on * 1e-6;
   state.counters["overhead_pct"] = m_off > 0 ? 100.0 * (m_on / m_off - 1.0) : 0.0;
+  std::remove(file.c_str());
 }
-BENCHMARK(BM_TraceOverhead)->Unit(benchmark::kMillisecond)->MinTime(3.0);
+BENCHMARK(BM_TraceOverhead)
+    ->ArgName("file")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3.0);
 
 }  // namespace
 

@@ -14,8 +14,8 @@
 #include <set>
 
 #include "dagsgd/model/io.h"
-#include "dagsgd/runtime/cuda_mlp.h"
-#include "dagsgd/runtime/cupti_collector.h"
+#include "dagsgd/runtime/cuda/cuda_mlp.h"
+#include "dagsgd/runtime/cuda/cupti_collector.h"
 #include "dagsgd/trace/trace_writer.h"
 
 namespace dagsgd::runtime::cuda {

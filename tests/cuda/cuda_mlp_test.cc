@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "dagsgd/runtime/cuda_mlp.h"
+#include "dagsgd/runtime/cuda/cuda_mlp.h"
 
 namespace dagsgd::runtime::cuda {
 namespace {

@@ -2,8 +2,8 @@
 // (no exception, no crash) and leaves nothing behind, so a later start fails the same way.
 #include <gtest/gtest.h>
 
-#include "dagsgd/runtime/cuda_ops.h"
-#include "dagsgd/runtime/cupti_collector.h"
+#include "dagsgd/runtime/cuda/cuda_ops.h"
+#include "dagsgd/runtime/cuda/cupti_collector.h"
 
 namespace dagsgd::runtime {
 namespace {

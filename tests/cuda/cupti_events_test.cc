@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dagsgd/model/io.h"
-#include "dagsgd/runtime/cupti_records.h"
+#include "dagsgd/runtime/cuda/cupti_records.h"
 #include "dagsgd/trace/trace_writer.h"
 
 namespace dagsgd::runtime {
@@ -46,6 +46,17 @@ CuptiKernel kernel(std::uint32_t corr, std::uint64_t start, std::uint64_t end) {
   k.registers_per_thread = 32;
   k.shared_memory = 1024;
   return k;
+}
+
+CuptiSync sync(CuptiSyncKind kind, std::uint64_t start, std::uint64_t end, std::uint32_t context,
+               std::uint32_t correlation) {
+  CuptiSync s;
+  s.kind = kind;
+  s.start = start;
+  s.end = end;
+  s.context = context;
+  s.correlation = correlation;
+  return s;
 }
 
 std::vector<const Event*> with_cat(const std::vector<Event>& events, const std::string& cat,
@@ -302,27 +313,12 @@ TEST(CuptiEvents, SyncEventsSitOnTheirStreamAndDevice) {
   k.device = 2;
   k.context = 9;
   r.kernels.push_back(k);  // teaches the converter that context 9 is device 2
-  CuptiSync stream_sync;
-  stream_sync.kind = CuptiSyncKind::kStreamSynchronize;
-  stream_sync.start = 100;
-  stream_sync.end = 400;
-  stream_sync.context = 9;
+  CuptiSync stream_sync = sync(CuptiSyncKind::kStreamSynchronize, 100, 400, 9, 50);
   stream_sync.stream = 7;
-  stream_sync.correlation = 50;
   r.syncs.push_back(stream_sync);
-  CuptiSync ctx_sync;
-  ctx_sync.kind = CuptiSyncKind::kContextSynchronize;
-  ctx_sync.start = 500;
-  ctx_sync.end = 900;
-  ctx_sync.context = 9;
-  ctx_sync.correlation = 51;
-  r.syncs.push_back(ctx_sync);
-  CuptiSync event_sync;
-  event_sync.kind = CuptiSyncKind::kEventSynchronize;
-  event_sync.start = 1000;
-  event_sync.end = 1001;
-  event_sync.context = 4;  // unknown context: device 0
-  event_sync.cuda_event = 12;
+  r.syncs.push_back(sync(CuptiSyncKind::kContextSynchronize, 500, 900, 9, 51));
+  CuptiSync event_sync = sync(CuptiSyncKind::kEventSynchronize, 1000, 1001, 4, 0);
+  event_sync.cuda_event = 12;  // context 4 is unknown: device 0
   r.syncs.push_back(event_sync);
   auto events = conv.convert(r);
 

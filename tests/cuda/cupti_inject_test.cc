@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "dagsgd/runtime/cuda_ops.h"
+#include "dagsgd/runtime/cuda/cuda_ops.h"
 
 namespace dagsgd::runtime {
 namespace {

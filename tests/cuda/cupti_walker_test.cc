@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cupti_versions.h"
-#include "dagsgd/runtime/cupti_collector.h"
+#include "dagsgd/runtime/cuda/cupti_collector.h"
 
 namespace dagsgd::runtime {
 namespace {
@@ -24,6 +24,18 @@ class Buffer {
     T* r = reinterpret_cast<T*>(data() + used_);  // NOLINT
     used_ += sizeof(T);
     return *r;
+  }
+  // A timed record on a stream: the fields kernels, copies, memsets and syncs share.
+  template <class T>
+  T& add_timed(CUpti_ActivityKind kind, std::uint64_t start, std::uint64_t end,
+               std::uint32_t stream, std::uint32_t correlation) {
+    T& r = add<T>();
+    r.kind = kind;
+    r.start = start;
+    r.end = end;
+    r.streamId = stream;
+    r.correlationId = correlation;
+    return r;
   }
   std::uint8_t* data() { return reinterpret_cast<std::uint8_t*>(bytes_.data()); }  // NOLINT
   std::size_t used() const { return used_; }
@@ -58,15 +70,9 @@ TEST(CuptiWalker, ReadsEveryEnabledKindIntoPlainRecords) {
   drv.correlationId = 101;
 
   static const char kName[] = "_Z4gemmPKfPf";
-  auto& k = buf.add<v::Kernel>();
-  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  auto& k = buf.add_timed<v::Kernel>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 5000, 7000, 13, 100);
   k.name = kName;
-  k.start = 5000;
-  k.end = 7000;
-  k.deviceId = 0;
   k.contextId = 1;
-  k.streamId = 13;
-  k.correlationId = 100;
   k.gridX = 64;
   k.gridY = 2;
   k.gridZ = 1;
@@ -77,36 +83,21 @@ TEST(CuptiWalker, ReadsEveryEnabledKindIntoPlainRecords) {
   k.staticSharedMemory = 512;
   k.dynamicSharedMemory = 256;
 
-  auto& mc = buf.add<v::Memcpy>();
-  mc.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  auto& mc = buf.add_timed<v::Memcpy>(CUPTI_ACTIVITY_KIND_MEMCPY, 8000, 9000, 13, 102);
   mc.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
   mc.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   mc.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
   mc.bytes = 4096;
-  mc.start = 8000;
-  mc.end = 9000;
-  mc.streamId = 13;
-  mc.correlationId = 102;
   mc.runtimeCorrelationId = 103;
 
-  auto& ms = buf.add<v::Memset>();
-  ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  auto& ms = buf.add_timed<v::Memset>(CUPTI_ACTIVITY_KIND_MEMSET, 9500, 9600, 0, 104);
   ms.bytes = 64;
-  ms.value = 0;
   ms.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  ms.start = 9500;
-  ms.end = 9600;
-  ms.correlationId = 104;
 
-  auto& sy = buf.add<v::Sync>();
-  sy.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  auto& sy = buf.add_timed<v::Sync>(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 9000, 9900, 13, 105);
   sy.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
-  sy.start = 9000;
-  sy.end = 9900;
   sy.contextId = 1;
-  sy.streamId = 13;
   sy.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
-  sy.correlationId = 105;
 
   // A kind we never enable: counted, not kept.
   auto& other = buf.add<CUpti_ActivityOverhead3>();

@@ -19,7 +19,7 @@
 #include <sstream>
 #include <string>
 
-#include "dagsgd/runtime/cuda_ops.h"
+#include "dagsgd/runtime/cuda/cuda_ops.h"
 
 namespace {
 

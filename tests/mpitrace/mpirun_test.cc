@@ -59,10 +59,14 @@ TEST(MpiTrace, RecordsEveryBenchmarkCallWithItsBytes) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("\n64 "), std::string::npos) << r.output;
+  std::string run_id;  // without collect, rank 0 makes one for all
   for (int rank = 0; rank < 2; ++rank) {
     auto t = read_trace(dir + "/rank-" + std::to_string(rank) + ".trace.json");
     ASSERT_TRUE(t.is_object());
     EXPECT_EQ(t["distributedInfo"]["rank"], rank);
+    if (rank == 0) run_id = t["distributedInfo"]["run_id"];
+    EXPECT_FALSE(run_id.empty());
+    EXPECT_EQ(t["distributedInfo"]["run_id"], run_id);
     expect_layout(t, rank, 2);
     std::map<std::int64_t, int> by_size;
     for (const auto& e : spans(t, "MPI_Allreduce")) {
@@ -239,7 +243,9 @@ TEST(MpiTrace, CollectWritesARunDirectory) {
     std::string path = dir;
     path += "/" + name;
     auto t = nlohmann::json::parse(*model::read_file(path), nullptr, false);
-    ASSERT_FALSE(t.is_discarded()) << name;                         // complete, no repair needed
+    ASSERT_FALSE(t.is_discarded()) << name;  // complete, no repair needed
+    EXPECT_FALSE(m->run_id.empty());
+    EXPECT_EQ(t["distributedInfo"]["run_id"], m->run_id) << name;
     EXPECT_EQ(spans(t, "MPI_Allreduce").size(), 7u * 13u) << name;  // 4..256 B, 3+10 each
   }
   // Again over the same directory: refused without --force, replaced with it.

@@ -217,6 +217,42 @@ TEST(CollectUsage, NonMpiProgramLeavesNoTraceAndFails) {
   auto r = run(std::string(DAGSGD_BINARY) + " collect --out " + dir + " -- true");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("no rank wrote a trace"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir)) << r.output;
+}
+
+// The benchmark's flags: each bad value is one line naming the flag, exit 2 (as a singleton).
+TEST(BenchUsage, BadCountsExit2NamingTheFlag) {
+  for (const char* flags :
+       {"--iterations 0", "--iterations 99999999999999999999", "--iterations 2000000",
+        "--warmup 5000000", "--min-bytes 6", "--min-bytes 0", "--max-bytes 4294967296",
+        "--iterations x", "--iterations", "--bogus 1"}) {
+    std::string flag = flags;
+    flag = flag.substr(0, flag.find(' '));
+    auto r = run(std::string(DAGSGD_ALLREDUCE_BENCH) + " " + flags);
+    EXPECT_EQ(r.exit_code, 2) << flags << "\n" << r.output;
+    EXPECT_NE(r.output.find("dagsgd-allreduce-bench: error:"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(flag), std::string::npos) << flags << "\n" << r.output;
+  }
+}
+
+// A collect that fails before any rank wrote leaves no directory it made (a rerun would need
+// --force), and a directory the user had stays.
+TEST(CollectUsage, FailedCollectLeavesNoDirectoryItMade) {
+  std::string dir = fresh_dir("usage-cleanup");
+  auto r = run(std::string(DAGSGD_BINARY) + " collect --out " + dir + "/a/b -- false");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("the command exited with status 1"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir)) << r.output;
+  r = run(std::string(DAGSGD_BINARY) + " collect --out " + dir + " -- /nonexistent/prog");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir)) << r.output;
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(model::write_file(dir + "/notes.txt", "mine", true).ok());
+  r = run(std::string(DAGSGD_BINARY) + " collect --force --out " + dir + " -- false");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/notes.txt"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/manifest.json"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,34 +1,24 @@
-// The what-if sweep library: grid expansion, timelines, the wire round trip and the report files.
+// The what-if report files: CSV, JSON, Markdown, HTML and timelines of a sweep's results.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/sweep_fixtures.h"
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/reports/whatif_report.h"
 #include "dagsgd/sim/predict.h"
+#include "dagsgd/sim/sweep.h"
 
 namespace dagsgd::reports {
 namespace {
 
-model::HardwareCatalog catalog() {
-  auto c = model::HardwareCatalog::load_default();
-  EXPECT_TRUE(c.ok()) << c.error().message;
-  return *c;
-}
+const model::HardwareCatalog& catalog() { return testing::bundled_catalogs().hardware; }
 
-WhatifGrid small_grid() {
-  WhatifGrid g;
-  g.fabrics = {"pcie3", "nvlink2+ib-edr", "10gbe"};
-  g.gpus = {1, 4, 8};
-  g.gpus_per_node = 4;
-  g.default_intra = "pcie3";
-  g.default_inter = "10gbe";
-  g.precisions = {"fp32", "fp16"};
-  return g;
-}
+using testing::small_grid;
 
 // A real prediction of a small three-layer job, so that the rows carry simulated numbers.
-sim::PredictResult predict_small(const WhatifScenario& s, bool timeline) {
+sim::PredictResult predict_small(const sim::SweepPoint& s, bool timeline) {
   sim::PredictRequest r;
   r.layers = {{model::from_micros(300), model::from_micros(600), 2'000'000},
               {model::from_micros(200), model::from_micros(400), 500'000},
@@ -37,7 +27,7 @@ sim::PredictResult predict_small(const WhatifScenario& s, bool timeline) {
   r.update = model::from_micros(50);
   r.topology.nodes = s.nodes;
   r.topology.gpus_per_node = s.gpus_per_node;
-  auto cat = catalog();
+  const auto& cat = catalog();
   r.topology.intra = model::LinkCost::from_fabric(*cat.fabric(s.intra));
   r.topology.inter = model::LinkCost::from_fabric(*cat.fabric(s.inter));
   r.exchange.algorithm = s.algorithm;
@@ -49,95 +39,20 @@ sim::PredictResult predict_small(const WhatifScenario& s, bool timeline) {
   return *out;
 }
 
-WhatifReport small_report() {
+WhatifReport small_report(const sim::SweepGrid& grid = small_grid()) {
   WhatifReport rep;
-  rep.grid = small_grid();
+  rep.grid = grid;
   rep.title = "three layers, 32 samples per GPU, v100";
   rep.workload = {{"network", "three layers"}, {"batch per GPU", "32"}};
   rep.command = "dagsgd whatif ...";
-  auto scenarios = expand_grid(rep.grid, catalog());
+  auto scenarios = sim::expand_grid(rep.grid, catalog());
   EXPECT_TRUE(scenarios.ok());
   std::vector<bool> keep(scenarios->size(), false);
-  for (std::size_t i : timeline_scenarios(*scenarios)) keep[i] = true;
+  for (std::size_t i : sim::timeline_points(*scenarios)) keep[i] = true;
   for (std::size_t i = 0; i < scenarios->size(); ++i) {
     rep.rows.push_back({(*scenarios)[i], predict_small((*scenarios)[i], keep[i])});
   }
   return rep;
-}
-
-TEST(WhatifGrid, EveryCombinationInOrderWithFabricScopes) {
-  auto s = expand_grid(small_grid(), catalog());
-  ASSERT_TRUE(s.ok()) << s.error().message;
-  ASSERT_EQ(s->size(), 3u * 3u * 2u);
-  // An intra-node fabric replaces the intra link, an inter-node one the inter link.
-  EXPECT_EQ((*s)[0].intra, "pcie3");
-  EXPECT_EQ((*s)[0].inter, "10gbe");
-  EXPECT_EQ((*s)[6].intra, "nvlink2");
-  EXPECT_EQ((*s)[6].inter, "ib-edr");
-  EXPECT_EQ((*s)[12].fabric, "10gbe");
-  EXPECT_EQ((*s)[12].intra, "pcie3");
-  // Precision varies fastest; GPU counts fill nodes of 4.
-  EXPECT_EQ((*s)[0].precision, "fp32");
-  EXPECT_EQ((*s)[1].precision, "fp16");
-  EXPECT_EQ((*s)[4].gpus, 8);
-  EXPECT_EQ((*s)[4].nodes, 2);
-  EXPECT_EQ((*s)[4].gpus_per_node, 4);
-  EXPECT_EQ((*s)[0].nodes, 1);
-  EXPECT_EQ((*s)[0].gpus_per_node, 1);
-  EXPECT_EQ(scenario_label(small_grid(), (*s)[5]), "pcie3, 8 GPUs, fp16");
-}
-
-TEST(WhatifGrid, BadInputIsNamed) {
-  auto g = small_grid();
-  g.fabrics = {"pcie3", "warp-drive"};
-  auto s = expand_grid(g, catalog());
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("warp-drive"), std::string::npos) << s.error().message;
-  EXPECT_NE(s.error().message.find("ib-edr"), std::string::npos) << "valid names listed";
-  g = small_grid();
-  g.gpus = {1, 6};
-  s = expand_grid(g, catalog());
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("6 GPUs"), std::string::npos) << s.error().message;
-  g = small_grid();
-  g.topks = {1.5};
-  EXPECT_FALSE(expand_grid(g, catalog()).ok());
-}
-
-TEST(WhatifGrid, TimelinePerFabricAtTheLargestGpuCount) {
-  auto s = expand_grid(small_grid(), catalog());
-  ASSERT_TRUE(s.ok());
-  auto t = timeline_scenarios(*s);
-  ASSERT_EQ(t.size(), 3u);
-  for (std::size_t k = 0; k < t.size(); ++k) {
-    EXPECT_EQ((*s)[t[k]].gpus, 8);
-    EXPECT_EQ((*s)[t[k]].precision, "fp32");
-    EXPECT_EQ((*s)[t[k]].fabric, small_grid().fabrics[k]);
-  }
-}
-
-TEST(WhatifWire, ResultsReadBackExactly) {
-  WhatifScenario sc;
-  sc.intra = "pcie3";
-  sc.inter = "10gbe";
-  sc.nodes = 2;
-  sc.gpus_per_node = 4;
-  sc.gpus = 8;
-  const auto r = predict_small(sc, true);
-  ASSERT_FALSE(r.timeline.empty());
-  auto back = result_from_wire(result_to_wire(r));
-  ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(back->iteration, r.iteration);
-  EXPECT_EQ(back->throughput, r.throughput);  // bit-exact doubles
-  EXPECT_EQ(back->efficiency, r.efficiency);
-  EXPECT_EQ(back->speedup, r.speedup);
-  EXPECT_EQ(back->bottleneck, r.bottleneck);
-  EXPECT_EQ(back->breakdown.comm_exposed, r.breakdown.comm_exposed);
-  ASSERT_EQ(back->timeline.size(), r.timeline.size());
-  EXPECT_EQ(back->timeline.back().start, r.timeline.back().start);
-  EXPECT_EQ(result_to_wire(*back), result_to_wire(r));
-  EXPECT_FALSE(result_from_wire("{\"workers\": 1}").ok());
-  EXPECT_FALSE(result_from_wire("not json").ok());
 }
 
 TEST(WhatifReportFiles, CsvAndJsonCarryEveryScenario) {
@@ -180,6 +95,94 @@ TEST(WhatifReportFiles, HtmlInlinesThePlotLibraryAndNeedsNoNetwork) {
   }
 }
 
+// The JSON after `const NAME = ` in report.html.
+nlohmann::json script_json(const std::string& html, const std::string& name) {
+  const std::string start = "const " + name + " = ";
+  const auto a = html.find(start);
+  if (a == std::string::npos) return nullptr;
+  const auto b = html.find(";\n", a);
+  return nlohmann::json::parse(html.substr(a + start.size(), b - a - start.size()));
+}
+
+TEST(WhatifReportFiles, SweepOfOnlyFabricsAndGpuCountsKeepsItsReport) {
+  sim::SweepGrid g = small_grid();
+  g.precisions = {"fp32"};
+  const auto rep = small_report(g);
+  const std::string h = whatif_html(rep, PlotLibrary{});
+  EXPECT_EQ(h.find("pick_"), std::string::npos);
+  EXPECT_EQ(h.find("<details>"), std::string::npos);
+  EXPECT_EQ(h.find("<div id=\"best\">"), std::string::npos);
+  EXPECT_TRUE(script_json(h, "data").is_null());
+  const auto specs = script_json(h, "specs");
+  EXPECT_EQ(specs["throughput"]["data"]["values"].size(), rep.rows.size());
+  EXPECT_FALSE(specs.contains("best"));
+}
+
+// A sweep over algorithms and precisions too: the plots show one configuration, chosen in the
+// page; the best configuration per fabric and GPU count is a plot and a table.
+TEST(WhatifReportFiles, LargerSweepIsShownOneConfigurationAtATime) {
+  sim::SweepGrid g = small_grid();
+  g.algorithms = {"ring", "tree"};
+  const auto rep = small_report(g);
+  const std::string h = whatif_html(rep, PlotLibrary{});
+  for (const char* control : {"pick_algorithm", "pick_precision", "pick_fabric"}) {
+    EXPECT_NE(h.find(std::string("<select data-param=\"") + control + "\">"), std::string::npos)
+        << control;
+  }
+  EXPECT_EQ(h.find("pick_overlap"), std::string::npos) << "one overlap: nothing to choose";
+  const auto specs = script_json(h, "specs");
+  const auto data = script_json(h, "data");
+  ASSERT_FALSE(data.is_null());
+  EXPECT_EQ(data["rows"].size(), rep.rows.size());
+  const std::string chosen =
+      "datum.algorithm == pick_algorithm && datum.precision == pick_precision";
+  for (const char* id : {"throughput", "efficiency"}) {
+    EXPECT_EQ(specs[id]["transform"][0]["filter"], chosen) << id;
+    EXPECT_EQ(specs[id]["data"]["name"], "rows");
+  }
+  // The breakdown's parts name their row; the configuration is looked up there.
+  const auto& breakdown = specs["breakdown"];
+  EXPECT_EQ(breakdown["data"]["name"], "parts");
+  EXPECT_EQ(breakdown["transform"][0]["lookup"], "index");
+  EXPECT_EQ(breakdown["transform"][1]["filter"], chosen);
+  for (const auto& row : data["rows"]) {
+    ASSERT_TRUE(row.contains("fabric") && row.contains("algorithm") && row.contains("precision"));
+  }
+  for (const auto& p : data["parts"]) ASSERT_LT(p["index"].get<std::size_t>(), rep.rows.size());
+  // The best configuration of every fabric and GPU count, as a plot and as a table cell.
+  std::map<std::pair<std::string, int>, std::size_t> best;
+  for (std::size_t i = 0; i < rep.rows.size(); ++i) {
+    const auto key = std::make_pair(rep.rows[i].scenario.fabric, rep.rows[i].scenario.gpus);
+    auto it = best.find(key);
+    if (it == best.end() ||
+        rep.rows[i].result.throughput > rep.rows[it->second].result.throughput) {
+      best[key] = i;
+    }
+  }
+  ASSERT_EQ(data["best"].size(), best.size());
+  std::map<std::string, std::pair<int, std::size_t>> wins;  // count, first row
+  for (const auto& b : data["best"]) {
+    const std::size_t i = best.at({b["fabric"].get<std::string>(), b["gpus"].get<int>()});
+    EXPECT_EQ(b["index"], i);
+    EXPECT_EQ(b["variant"], sim::variant_label(rep.grid, rep.rows[i].scenario));
+    EXPECT_NE(h.find("<small>" + b["variant"].get<std::string>() + "</small>"), std::string::npos);
+    auto [it, fresh] = wins.emplace(b["variant"].get<std::string>(), std::make_pair(0, i));
+    it->second.first++;
+    it->second.second = std::min(it->second.second, i);
+  }
+  // First shown: the configuration that is best most often (the earliest on a tie).
+  std::string top;
+  for (const auto& [variant, w] : wins) {
+    if (top.empty() || w.first > wins[top].first ||
+        (w.first == wins[top].first && w.second < wins[top].second)) {
+      top = variant;
+    }
+  }
+  const std::string algorithm = top.substr(0, top.find(','));
+  EXPECT_EQ(specs["throughput"]["params"][0]["value"], algorithm);
+  EXPECT_NE(h.find("<option value=\"" + algorithm + "\" selected>"), std::string::npos);
+}
+
 TEST(WhatifReportFiles, TimelineIsAChromeTrace) {
   const auto rep = small_report();
   std::size_t checked = 0;
@@ -195,7 +198,7 @@ TEST(WhatifReportFiles, TimelineIsAChromeTrace) {
       }
     }
     EXPECT_EQ(spans, row.result.timeline.size());
-    EXPECT_EQ(timeline_file_name(row, i).find('/'), std::string::npos);
+    EXPECT_EQ(timeline_file_name(row.scenario, i).find('/'), std::string::npos);
     ++checked;
   }
   EXPECT_EQ(checked, 3u);

@@ -12,23 +12,22 @@ if(DAGSGD_WITH_MPI)
                          TIMEOUT 300 RUN_SERIAL TRUE)
   endforeach()
 
-  add_executable(runtime_train_mpi ${CMAKE_CURRENT_LIST_DIR}/train_mpi.cc)
-  target_link_libraries(runtime_train_mpi PRIVATE nlohmann_json::nlohmann_json GTest::gtest
-                        GTest::gtest_main)
-  target_compile_definitions(runtime_train_mpi PRIVATE DAGSGD_BINARY="$<TARGET_FILE:dagsgd>")
-  add_dependencies(runtime_train_mpi dagsgd)
-  dagsgd_warnings(runtime_train_mpi)
-  gtest_discover_tests(runtime_train_mpi TEST_PREFIX "runtime.train." PROPERTIES
-                       LABELS mpi TIMEOUT 600 RUN_SERIAL TRUE DISCOVERY_TIMEOUT 60)
+  # A GoogleTest program `runtime_<src>` that runs `dagsgd train` under mpirun as a user would.
+  function(dagsgd_train_test src prefix timeout)
+    set(name runtime_${src})
+    add_executable(${name} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${src}.cc)
+    target_link_libraries(${name} PRIVATE ${ARGN} GTest::gtest GTest::gtest_main)
+    target_compile_definitions(${name} PRIVATE DAGSGD_BINARY="$<TARGET_FILE:dagsgd>"
+                               $<$<BOOL:${DAGSGD_HAVE_CUDA}>:DAGSGD_HAVE_CUDA=1>)
+    add_dependencies(${name} dagsgd)
+    dagsgd_warnings(${name})
+    gtest_discover_tests(${name} TEST_PREFIX "${prefix}." PROPERTIES
+                         LABELS mpi TIMEOUT ${timeout} RUN_SERIAL TRUE DISCOVERY_TIMEOUT 60)
+  endfunction()
 
+  dagsgd_train_test(train_mpi runtime.train 600 nlohmann_json::nlohmann_json)
+  # A rank SIGKILLed mid-training: the traces of every rank still import (train --trace streams).
+  dagsgd_train_test(train_kill_mpi runtime.train 600 dagsgd_trace nlohmann_json::nlohmann_json)
   # --device cuda where no GPU can be used (GPUs hidden), on every build.
-  add_executable(runtime_train_device_mpi ${CMAKE_CURRENT_LIST_DIR}/train_device_mpi.cc)
-  target_link_libraries(runtime_train_device_mpi PRIVATE GTest::gtest GTest::gtest_main)
-  target_compile_definitions(runtime_train_device_mpi PRIVATE
-    DAGSGD_BINARY="$<TARGET_FILE:dagsgd>" $<$<BOOL:${DAGSGD_HAVE_CUDA}>:DAGSGD_HAVE_CUDA=1>)
-  add_dependencies(runtime_train_device_mpi dagsgd)
-  dagsgd_warnings(runtime_train_device_mpi)
-  gtest_discover_tests(runtime_train_device_mpi TEST_PREFIX "runtime.train_device." PROPERTIES
-                       LABELS mpi TIMEOUT 300 RUN_SERIAL TRUE DISCOVERY_TIMEOUT 60)
+  dagsgd_train_test(train_device_mpi runtime.train_device 300)
 endif()
-

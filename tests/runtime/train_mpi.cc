@@ -70,6 +70,9 @@ TEST(TrainMpi, TracedRunWritesAValidRunDirectory) {
 
   auto manifest = read_json(dir / "manifest.json");
   EXPECT_EQ(manifest["kind"], "train");
+  EXPECT_EQ(manifest["status"], "ok");
+  const std::string run_id = manifest["run_id"];
+  EXPECT_FALSE(run_id.empty());
   EXPECT_EQ(manifest["ranks"], 2);
   EXPECT_EQ(manifest["hosts"].size(), 2u);
   // Both ranks ran on this machine: the same boot id, and at least one CPU each.
@@ -87,6 +90,9 @@ TEST(TrainMpi, TracedRunWritesAValidRunDirectory) {
   for (int rank = 0; rank < 2; ++rank) {
     auto t = read_json(dir / ("rank-" + std::to_string(rank) + ".trace.json"));
     EXPECT_EQ(t["distributedInfo"]["rank"], rank);
+    EXPECT_EQ(t["distributedInfo"]["run_id"], run_id);
+    EXPECT_EQ(t["traceEvents"].back()["name"], "dagsgd_clock_sync");
+    EXPECT_EQ(t["traceEvents"].back()["args"]["ended_by"], "finish");
     std::map<int, double> step_us;      // iteration -> ProfilerStep duration
     std::map<int, double> main_sum_us;  // iteration -> sum of main-thread cpu_op spans
     std::map<std::string, int> phases;
@@ -180,9 +186,11 @@ int count(const std::string& hay, const std::string& needle) {
 TEST(TrainMpi, BadFlagsExitTwoWithOneMessage) {
   for (const char* flags :
        {"--exchange nccl", "--overlap bucket:x", "--precision fp8", "--sync easgd:0,0.5",
-        "--epochs abc", "--bogus 3", "--topk 0.1 --exchange ps"}) {
+        "--epochs abc", "--bogus 3", "--topk 0.1 --exchange ps", "--iterations 0", "--lr inf",
+        "--lr nan", "--lr -1", "--momentum nan", "--epochs 99999999999", "--batch 0",
+        "--sync easgd:99999999999,0.5", "--warmup -1"}) {
     RunResult r = run(mpirun(2) + " --iterations 1 " + flags);
-    EXPECT_NE(r.code, 0) << flags;
+    EXPECT_EQ(r.code, 2) << flags;
     EXPECT_EQ(count(r.out, "dagsgd: error:"), 1) << flags << "\n" << r.out;
   }
   // Without mpirun: a singleton, and the exit code is ours.
@@ -193,6 +201,34 @@ TEST(TrainMpi, BadFlagsExitTwoWithOneMessage) {
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.out.find("/nonexistent/train-images-idx3-ubyte.gz"), std::string::npos)
       << missing.out;
+  RunResult zero = run(std::string(DAGSGD_BINARY) + " train --model mlp --iterations 0");
+  EXPECT_EQ(zero.code, 2);
+  EXPECT_NE(zero.out.find("dagsgd: error: --iterations: '0' is out of range"), std::string::npos)
+      << zero.out;
+}
+
+// A learning rate that blows the loss up to inf/nan ends the run with an error, not with a
+// report of nan losses and chance accuracy.
+TEST(TrainMpi, DivergingTrainingIsAnError) {
+  RunResult r = run(mpirun(2) + " --model mlp --iterations 30 --lr 1e30 --no-eval");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(count(r.out, "dagsgd: error: training diverged in epoch 1"), 1) << r.out;
+}
+
+// A traced run that fails before training leaves no empty directory behind (which a rerun would
+// then refuse without --force); a directory the user made stays.
+TEST(TrainMpi, FailedTracedRunLeavesNoDirectoryItMade) {
+  fs::path dir = fs::temp_directory_path() / ("dagsgd-train-fail-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  RunResult r =
+      run(mpirun(2) + " --iterations 2 --data /nonexistent --trace " + (dir / "a" / "b").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_FALSE(fs::exists(dir)) << r.out;
+  fs::create_directories(dir);
+  r = run(mpirun(2) + " --iterations 2 --data /nonexistent --trace " + dir.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(fs::is_directory(dir));
+  fs::remove_all(dir);
 }
 
 void write_text(const fs::path& p, const std::string& text) {

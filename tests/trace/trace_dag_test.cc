@@ -51,7 +51,7 @@ bool edge(const model::Dag& d, model::TaskId a, model::TaskId b) {
 
 TEST(TraceDag, EventSyncTraceDependencies) {
   auto b = build({kKineto + "event_sync_trace.json.gz"});
-  EXPECT_EQ(b.dag.mode, "kineto");
+  EXPECT_EQ(b.dag.mode, TraceMode::kKineto);
   auto launches = named(b, "cudaLaunchKernel");
   auto spin = named(b, "at::cuda::(anonymous namespace)::spin_kernel(long)");
   ASSERT_EQ(launches.size(), 4u);
@@ -222,7 +222,7 @@ std::string ssgd_run(long tail = 0) {
 TEST(TraceDag, OurRuntimeJoinsEachGradientGroup) {
   std::string dir = ssgd_run();
   auto b = build({dir});
-  EXPECT_EQ(b.dag.mode, "ssgd");
+  EXPECT_EQ(b.dag.mode, TraceMode::kSsgd);
   ASSERT_EQ(b.dag.collectives.size(), 1u);
   const auto& c = b.dag.collectives[0];
   EXPECT_TRUE(c.joined);

@@ -17,3 +17,8 @@ add_test(NAME whatif.browser
          COMMAND ${whatif_check} browser $<TARGET_FILE:dagsgd> ${CMAKE_CURRENT_BINARY_DIR}/whatif-browser)
 set_tests_properties(whatif.browser PROPERTIES LABELS "reports;browser" TIMEOUT 180
                      SKIP_RETURN_CODE 77)
+# The realistic sweep of docs/reports.md ("Large sweeps"): 1,920 scenarios.
+add_test(NAME whatif.browser_at_scale
+         COMMAND ${whatif_check} scale $<TARGET_FILE:dagsgd> ${CMAKE_CURRENT_BINARY_DIR}/whatif-scale)
+set_tests_properties(whatif.browser_at_scale PROPERTIES LABELS "reports;browser" TIMEOUT 1500
+                     SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)

@@ -2,6 +2,8 @@
 # ctest drivers for `dagsgd whatif` that need more than one process:
 #   whatif_check.sh mpi DAGSGD OUTDIR NP      serial and `mpirun -np NP` reports are byte-identical
 #   whatif_check.sh browser DAGSGD OUTDIR     headless Chromium renders report.html (screenshot kept)
+#   whatif_check.sh scale DAGSGD OUTDIR       a realistic 1,920-scenario sweep renders within 3 s and
+#                                             its controls redraw the plots
 #   whatif_check.sh run DAGSGD OUTDIR         trace a 2-rank training run, then `whatif RUN`
 set -euo pipefail
 mode=$1 dagsgd=$2 out=$3
@@ -31,9 +33,21 @@ case $mode in
     command -v node >/dev/null || { echo "node not installed (tools/setup)"; exit 77; }
     [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || { echo "chromium not installed (tools/setup)"; exit 77; }
     "$dagsgd" "${sweep[@]}" --out "$out/report"
-    node "$here/browser_check.mjs" "$out/report/report.html" "$out"
+    node "$here/browser_check.mjs" "$out/report/report.html" "$out" --expect-controls
     [ -s "$out/report.png" ]
     echo "screenshot: $out/report.png"
+    ;;
+  scale)
+    command -v node >/dev/null || { echo "node not installed (tools/setup)"; exit 77; }
+    [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || { echo "chromium not installed (tools/setup)"; exit 77; }
+    # 8 fabrics x 10 GPU counts x 4 algorithms x 3 overlaps x 2 precisions.
+    "$dagsgd" whatif --network resnet50 \
+      --fabrics pcie3,nvlink2,10gbe,25gbe,100gbe,ib-edr,ib-hdr,100gbe-roce \
+      --gpus 1,2,4,8,16,32,64,128,256,512 --gpus-per-node 4 --algorithms ring,tree,auto,hier \
+      --overlap none,wfbp,mgwfbp --precision fp32,fp16 --out "$out/report"
+    node "$here/browser_check.mjs" "$out/report/report.html" "$out" --expect-controls \
+      --max-render-ms 3000
+    echo "report.html: $(stat -c %s "$out/report/report.html") bytes; screenshot: $out/report.png"
     ;;
   run)
     mpirun --allow-run-as-root --oversubscribe -np 2 "$dagsgd" train --model fc-small \

@@ -1,195 +1,41 @@
-// `dagsgd validate`: runs real training on the emulated cluster (tools/emucluster) under several
-// shaped fabrics and scores cross-fabric predictions of `dagsgd replay` against the measurements.
-#include <signal.h>
-#include <sys/wait.h>
+// `dagsgd validate`: real training on the emulated cluster under several shaped fabrics
+// (runtime/emulated_cluster.h), each run predicted from a trace taken on another fabric
+// (sim/validation.h), and the error table (reports/validation_report.h).
 #include <unistd.h>
 
-#include <fcntl.h>
-#include <algorithm>
-#include <cerrno>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "command.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
-#include "dagsgd/trace/manifest.h"
+#include "dagsgd/model/registry.h"
+#include "dagsgd/reports/trace_report.h"
+#include "dagsgd/reports/validation_report.h"
+#include "dagsgd/runtime/emulated_cluster.h"
+#include "dagsgd/runtime/process.h"
+#include "dagsgd/sim/calibrate.h"
+#include "dagsgd/sim/validation.h"
 
 namespace dagsgd::tools {
 namespace {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::ordered_json;
 
 struct ValidateFlags {
-  std::vector<std::string> profiles;
-  std::vector<int> ranks;
-  std::vector<std::string> overlaps;
-  std::vector<std::string> models;
-  int ranks_per_host = 1;
-  int iterations = 20;
-  int warmup = 4;
-  int batch = 64;
-  int bench_iterations = 10;
-  std::string out = "validation";
-  std::string profiles_file;
-  std::string emucluster;
-  std::string bench;
-  bool reuse = false;
+  std::vector<std::string> profiles{"emu-600m", "emu-250m", "emu-100m"};
+  std::vector<int> ranks{2, 4};
+  std::vector<std::string> overlaps{"none", "wfbp"};
+  std::vector<std::string> models{"cnn", "mlp-wide"};
+  runtime::ExperimentSettings run;
   bool quick = false;
   bool no_cpu_model = false;
 };
-
-// A model of the grid: a short name for tables and the `dagsgd train` flags that select it.
-struct ModelChoice {
-  std::string name;
-  std::string kind;  // "compute-heavy" / "communication-heavy"
-  std::vector<std::string> train_args;
-};
-
-// The grid's models. `mlp-wide` is the communication-heavy one: 1.86 M parameters (7.4 MB of
-// fp32 gradient per iteration) against ~0.7 GFLOP of compute per rank and iteration at batch 64;
-// fc-wide.json (36.8 M parameters, 147 MB) would take seconds per iteration on these links.
-const std::vector<ModelChoice>& model_choices() {
-  static const std::vector<ModelChoice> kModels = {
-      {"cnn", "compute-heavy", {"--model", "cnn"}},
-      {"mlp-wide", "communication-heavy", {"--model", "mlp", "--widths", "1024,1024"}},
-      {"fc-small", "communication-light mlp", {"--model", "fc-small"}},
-      {"fc-wide", "communication-heavy (slow)", {"--model", "fc-wide"}},
-  };
-  return kModels;
-}
-
-struct Profile {
-  std::string name;
-  std::string tc_rate;
-  double rate_gbps = 0;
-  double latency_us = 0;
-  std::string source;
-};
-
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
-model::Expected<std::vector<Profile>> load_profiles(const std::string& path) {
-  auto text = model::read_file(path);
-  DAGSGD_TRY(text);
-  Json doc = Json::parse(*text, nullptr, false);
-  const std::string where = "profile file '" + path + "'";
-  if (doc.is_discarded()) return model::Error{where + ": not valid JSON"};
-  if (!doc.contains("profiles") || !doc["profiles"].is_array()) {
-    return model::Error{where + ": no 'profiles' list"};
-  }
-  std::vector<Profile> out;
-  for (std::size_t i = 0; i < doc["profiles"].size(); ++i) {
-    const Json& row = doc["profiles"][i];
-    const std::string ctx = where + ": profile " + std::to_string(i);
-    Profile p;
-    if (!row.contains("name") || !row["name"].is_string()) {
-      return model::Error{ctx + ": 'name' missing or not a string"};
-    }
-    p.name = row["name"].get<std::string>();
-    for (const char* key : {"tc_rate", "source"}) {
-      if (!row.contains(key) || !row[key].is_string()) {
-        return model::Error{ctx + " ('" + p.name + "'): '" + key + "' missing or not a string"};
-      }
-    }
-    p.tc_rate = row["tc_rate"].get<std::string>();
-    p.source = row["source"].get<std::string>();
-    for (const char* key : {"rate_gbps", "latency_us"}) {
-      if (!row.contains(key) || !row[key].is_number() || row[key].get<double>() <= 0) {
-        return model::Error{ctx + " ('" + p.name + "'): '" + key +
-                            "' missing or not a positive number"};
-      }
-    }
-    p.rate_gbps = row["rate_gbps"].get<double>();
-    p.latency_us = row["latency_us"].get<double>();
-    out.push_back(p);
-  }
-  return out;
-}
-
-// SIGINT/SIGTERM stop the grid: they are passed on to the running step (the cluster script then
-// tears its namespaces down) and no further step starts.
-volatile sig_atomic_t g_stop_signal = 0;
-volatile pid_t g_child = 0;
-
-void forward_signal(int sig) {
-  g_stop_signal = sig;
-  if (g_child > 0) kill(g_child, sig);
-}
-
-// Runs argv with stdout and stderr appended to `log` (stdout to `out` if given); returns the
-// exit status, 128+signal when killed, or -1 when it could not start.
-int run_logged(const std::vector<std::string>& argv, const std::string& log,
-               const std::string& out = "") {
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  if (g_stop_signal != 0) return 128 + g_stop_signal;
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (log_fd < 0) _exit(127);
-    int out_fd = log_fd;
-    if (!out.empty()) {
-      out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (out_fd < 0) _exit(127);
-    }
-    dup2(out_fd, STDOUT_FILENO);
-    dup2(log_fd, STDERR_FILENO);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
-  g_child = pid;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      g_child = 0;
-      return -1;
-    }
-  }
-  g_child = 0;
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
-
-std::string self_exe() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("dagsgd") : exe.string();
-}
-
-// The allreduce micro-benchmark: --bench, else beside this binary in the build tree or install.
-model::Expected<std::string> find_bench(const std::string& given) {
-  if (!given.empty()) {
-    if (!fs::is_regular_file(given)) return model::Error{"--bench '" + given + "' is not a file"};
-    return fs::absolute(given).string();
-  }
-  fs::path dir = fs::path(self_exe()).parent_path();
-  std::string tried;
-  for (const fs::path& c : {dir / ".." / "runtime" / "bench" / "dagsgd-allreduce-bench",
-                            dir / "dagsgd-allreduce-bench"}) {
-    if (fs::is_regular_file(c)) return fs::weakly_canonical(c).string();
-    tried += (tried.empty() ? "" : ", ") + c.lexically_normal().string();
-  }
-  return model::Error{"cannot find dagsgd-allreduce-bench (looked in " + tried +
-                      "); build that target or pass --bench"};
-}
 
 double now_s() {
   timespec ts{};
@@ -197,533 +43,262 @@ double now_s() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-struct Config {
-  std::string profile;
-  int ranks = 0;
-  std::string overlap;
-  const ModelChoice* model = nullptr;
-  std::string id() const {
-    return profile + "_p" + std::to_string(ranks) + "_" + overlap + "_" + model->name;
-  }
+// The flags' names resolved: the profiles and models of the grid; the tools' paths.
+struct Grid {
+  std::vector<runtime::ClusterProfile> profiles;
+  std::vector<const runtime::TrainingModel*> models;
 };
 
-struct Measurement {
-  bool ok = false;
-  double mean_s = 0;
-  double p50_s = 0;
-  int cpus = 0;  // CPUs of the machine the ranks shared (manifest), 0 when not recorded
-  std::string run_dir;
-  std::string error;
-};
-
-struct Prediction {
-  std::string source;
-  std::string target;
-  std::string mode;  // "profile" (a) or "calibrated" (b)
-  const Config* config = nullptr;
-  double measured_s = 0;
-  double predicted_s = 0;
-  double error = 0;  // (predicted - measured) / measured
-  bool ok = false;
-  std::string failure;
-};
-
-class Validator {
- public:
-  explicit Validator(ValidateFlags flags) : f_(std::move(flags)) {}
-  int run();
-
- private:
-  std::vector<std::string> cluster(const std::string& profile, int ranks) const;
-  bool measure_bench(const Profile& p, int ranks, std::string& fabric_file, std::string& error);
-  Measurement measure_run(const Config& c);
-  Prediction predict(const Config& target, const Measurement& target_m, const Config& source,
-                     const Measurement& source_m, const std::string& mode,
-                     const std::string& fabric_file, const std::string& fabric_name);
-  std::string log_path(const std::string& name) const { return f_.out + "/logs/" + name + ".log"; }
-
-  ValidateFlags f_;
-  std::string dagsgd_;
-  std::string bench_;
-  std::vector<Profile> profiles_;
-};
-
-std::vector<std::string> Validator::cluster(const std::string& profile, int ranks) const {
-  return {f_.emucluster,
-          "run",
-          "--profiles-file",
-          f_.profiles_file,
-          "--hosts",
-          std::to_string(ranks / f_.ranks_per_host),
-          "--ranks-per-host",
-          std::to_string(f_.ranks_per_host),
-          "--profile",
-          profile,
-          "--"};
-}
-
-// Mode (b) input: the micro-benchmark on the target profile, fitted by `dagsgd calibrate`.
-bool Validator::measure_bench(const Profile& p, int ranks, std::string& fabric_file,
-                              std::string& error) {
-  const std::string stem = p.name + "_p" + std::to_string(ranks);
-  const std::string bench_log = f_.out + "/bench/" + stem + ".log";
-  fabric_file = f_.out + "/fabrics/" + stem + "-calibrated.json";
-  if (!(f_.reuse && fs::is_regular_file(bench_log))) {
-    std::vector<std::string> ordered = cluster(p.name, ranks);
-    ordered.push_back(bench_);
-    // What the training runtime does: MPI_Iallreduce in place. Open MPI 4.1 runs non-blocking
-    // collectives with libnbc's algorithms, not the blocking ones it picks per size and rank
-    // count, and its in-place MPI_Iallreduce is ~2.6x slower at 8 MiB on 4 ranks here. Sizes
-    // from 32 KiB: below, scheduling jitter on the 2-core machine (ms) skews the whole fit.
-    ordered.insert(ordered.end(),
-                   {"--nonblocking", "--in-place", "--min-bytes", "32768", "--max-bytes", "8388608",
-                    "--iterations", std::to_string(f_.bench_iterations), "--warmup", "3"});
-    std::fprintf(stderr, "validate: micro-benchmark on %s, %d ranks\n", p.name.c_str(), ranks);
-    int rc = run_logged(ordered, log_path("bench_" + stem), bench_log);
-    if (rc != 0) {
-      error = "micro-benchmark on " + p.name + " failed (exit " + std::to_string(rc) + "; see " +
-              log_path("bench_" + stem) + ")";
-      return false;
+model::Expected<Grid> resolve_grid(ValidateFlags& f) {
+  if (f.quick) {
+    f.profiles = {"emu-600m", "emu-100m"};
+    f.ranks = {2};
+    f.overlaps = {"wfbp"};
+    f.models = {"mlp-wide"};
+    f.run.iterations = 15;
+    f.run.warmup = 3;
+  }
+  if (f.run.warmup >= f.run.iterations) {
+    return model::Error{"--warmup (" + std::to_string(f.run.warmup) +
+                        ") must be below --iterations (" + std::to_string(f.run.iterations) + ")"};
+  }
+  const fs::path root = fs::path(model::data_dir()).parent_path();
+  if (f.run.profiles_file.empty()) {
+    f.run.profiles_file = model::data_path("hardware/emucluster_profiles.json");
+  }
+  if (f.run.cluster.empty()) f.run.cluster = (root / "tools" / "emucluster").string();
+  if (!fs::is_regular_file(f.run.cluster)) {
+    return model::Error{"cannot find the cluster script '" + f.run.cluster +
+                        "'; pass --emucluster"};
+  }
+  f.run.dagsgd = runtime::self_exe("dagsgd");
+  if (f.run.bench.empty()) {
+    const fs::path dir = fs::path(f.run.dagsgd).parent_path();
+    for (const fs::path& c : {dir / ".." / "runtime" / "bench" / "dagsgd-allreduce-bench",
+                              dir / "dagsgd-allreduce-bench"}) {
+      if (f.run.bench.empty() && fs::is_regular_file(c)) f.run.bench = fs::weakly_canonical(c);
+    }
+    if (f.run.bench.empty()) {
+      return model::Error{"cannot find dagsgd-allreduce-bench beside " + f.run.dagsgd +
+                          "; build that target or pass --bench"};
+    }
+  } else if (!fs::is_regular_file(f.run.bench)) {
+    return model::Error{"--bench '" + f.run.bench + "' is not a file"};
+  }
+  Grid g;
+  auto all = runtime::load_cluster_profiles(f.run.profiles_file);
+  if (!all) return all.error();
+  std::vector<std::string> names;
+  for (const auto& p : *all) names.push_back(p.name);
+  const model::NameRegistry profiles("profile", names);
+  for (const auto& name : f.profiles) {
+    DAGSGD_TRY(profiles.check(name));
+    for (const auto& p : *all) {
+      if (p.name == name) g.profiles.push_back(p);
     }
   }
-  std::vector<std::string> cal = {
-      dagsgd_,
-      "calibrate",
-      bench_log,
-      "--ranks",
-      std::to_string(ranks),
-      "--name",
-      stem + "-calibrated",
-      "--description",
-      "emulated cluster profile " + p.name + ", " + std::to_string(ranks) + " ranks",
-      "--scope",
-      "both",
-      "--out",
-      fabric_file,
-      "--force"};
-  int rc = run_logged(cal, log_path("calibrate_" + stem));
-  if (rc != 0) {
-    error = "dagsgd calibrate on " + bench_log + " failed (exit " + std::to_string(rc) + "; see " +
-            log_path("calibrate_" + stem) + ")";
-    return false;
+  if (g.profiles.size() < 2) {
+    return model::Error{"--profiles needs at least two profiles (a source and a target)"};
   }
-  return true;
-}
-
-Measurement Validator::measure_run(const Config& c) {
-  Measurement m;
-  m.run_dir = f_.out + "/runs/" + c.id();
-  if (!(f_.reuse && fs::is_regular_file(m.run_dir + "/manifest.json"))) {
-    auto argv = cluster(c.profile, c.ranks);
-    argv.push_back(dagsgd_);
-    argv.emplace_back("train");
-    argv.insert(argv.end(), c.model->train_args.begin(), c.model->train_args.end());
-    argv.insert(argv.end(), {"--iterations", std::to_string(f_.iterations), "--warmup",
-                             std::to_string(f_.warmup), "--batch", std::to_string(f_.batch),
-                             "--overlap", c.overlap, "--no-eval", "--trace", m.run_dir, "--force"});
-    double t0 = now_s();
-    int rc = run_logged(argv, log_path("train_" + c.id()));
-    std::fprintf(stderr, "validate: measured %-36s %5.1f s\n", c.id().c_str(), now_s() - t0);
-    if (rc != 0) {
-      m.error = "training run failed (exit " + std::to_string(rc) + "; see " +
-                log_path("train_" + c.id()) + ")";
-      return m;
+  names.clear();
+  for (const auto& m : runtime::training_models()) names.push_back(m.name);
+  const model::NameRegistry models("model", names);
+  for (const auto& name : f.models) {
+    DAGSGD_TRY(models.check(name));
+    for (const auto& m : runtime::training_models()) {
+      if (m.name == name) g.models.push_back(&m);
     }
   }
-  auto manifest = trace::read_manifest(m.run_dir);
-  if (!manifest) {
-    m.error = manifest.error().message;
-    return m;
-  }
-  m.mean_s = manifest->iterations.mean_s;
-  m.p50_s = manifest->iterations.p50_s;
-  if (!manifest->cpus.empty())
-    m.cpus = *std::min_element(manifest->cpus.begin(), manifest->cpus.end());
-  m.ok = true;
-  return m;
-}
-
-Prediction Validator::predict(const Config& target, const Measurement& target_m,
-                              const Config& source, const Measurement& source_m,
-                              const std::string& mode, const std::string& fabric_file,
-                              const std::string& fabric_name) {
-  Prediction p;
-  p.source = source.profile;
-  p.target = target.profile;
-  p.mode = mode;
-  p.config = &target;
-  p.measured_s = target_m.mean_s;
-  const std::string stem = "replay_" + source.profile + "_to_" + target.id() + "_" + mode;
-  const std::string json_out = f_.out + "/predictions/" + stem + ".json";
-  std::vector<std::string> argv = {dagsgd_,     "replay",  source_m.run_dir, "--intra",
-                                   fabric_name, "--inter", fabric_name,      "--fabric-file",
-                                   fabric_file, "--json"};
-  // Every emulated host shares this machine's cores: replay runs the ranks' computation on the
-  // target run's CPUs (the traced durations divided by the source's ranks per CPU first).
-  if (!f_.no_cpu_model && target_m.cpus > 0) {
-    argv.insert(argv.end(), {"--cpus", std::to_string(target_m.cpus)});
-  }
-  int rc = run_logged(argv, log_path(stem), json_out);
-  if (rc != 0) {
-    p.failure =
-        "dagsgd replay failed (exit " + std::to_string(rc) + "; see " + log_path(stem) + ")";
-    return p;
-  }
-  auto text = model::read_file(json_out);
-  Json doc = text ? Json::parse(*text, nullptr, false) : Json();
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("predicted_iteration_s") ||
-      !doc["predicted_iteration_s"].is_number()) {
-    p.failure = "replay output '" + json_out + "' has no numeric 'predicted_iteration_s'";
-    return p;
-  }
-  p.predicted_s = doc["predicted_iteration_s"].get<double>();
-  p.error = (p.predicted_s - p.measured_s) / p.measured_s;
-  p.ok = true;
-  return p;
-}
-
-struct Summary {
-  int count = 0;
-  int failed = 0;
-  double mean_abs = 0;
-  double worst_abs = 0;
-};
-
-int Validator::run() {
-  struct sigaction sa {};
-  sa.sa_handler = forward_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  dagsgd_ = self_exe();
-  auto bench = find_bench(f_.bench);
-  if (!bench) return report_error(bench.error().message);
-  bench_ = *bench;
-  auto all_profiles = load_profiles(f_.profiles_file);
-  if (!all_profiles) return report_error(all_profiles.error().message);
-  std::vector<std::string> valid;
-  for (const auto& p : *all_profiles) valid.push_back(p.name);
-  for (const auto& name : f_.profiles) {
-    auto it = std::find_if(all_profiles->begin(), all_profiles->end(),
-                           [&](const Profile& p) { return p.name == name; });
-    if (it == all_profiles->end()) {
-      return report_error("unknown profile '" + name + "' in " + f_.profiles_file +
-                          "; valid profiles: " + join(valid));
-    }
-    profiles_.push_back(*it);
-  }
-  if (profiles_.size() < 2) {
-    return report_error("--profiles needs at least two profiles (a source and a target)");
-  }
-  std::vector<const ModelChoice*> models;
-  for (const auto& name : f_.models) {
-    auto it = std::find_if(model_choices().begin(), model_choices().end(),
-                           [&](const ModelChoice& m) { return m.name == name; });
-    if (it == model_choices().end()) {
-      std::vector<std::string> names;
-      for (const auto& m : model_choices()) names.push_back(m.name);
-      return report_error("unknown model '" + name + "'; valid models: " + join(names));
-    }
-    models.push_back(&*it);
-  }
-  for (int r : f_.ranks) {
-    if (r < 2 || r % f_.ranks_per_host != 0) {
-      return report_error("--ranks " + std::to_string(r) + ": needs at least 2 ranks and a " +
-                          "multiple of --ranks-per-host (" + std::to_string(f_.ranks_per_host) +
-                          ")");
+  for (int r : f.ranks) {
+    if (r < 2 || r % f.run.ranks_per_host != 0) {
+      return model::Error{"--ranks " + std::to_string(r) +
+                          ": needs at least 2 ranks and a multiple of --ranks-per-host (" +
+                          std::to_string(f.run.ranks_per_host) + ")"};
     }
   }
-  for (const auto& o : f_.overlaps) {
+  for (const auto& o : f.overlaps) {
     if (o != "none" && o != "wfbp") {
-      return report_error("--overlap '" + o + "': valid values are none, wfbp");
+      return model::Error{"--overlap '" + o + "': valid values are none, wfbp"};
     }
   }
-  for (const char* sub : {"runs", "bench", "fabrics", "predictions", "logs"}) {
-    std::error_code ec;
-    fs::create_directories(f_.out + "/" + sub, ec);
-    if (ec) return report_error("cannot create '" + f_.out + "/" + sub + "': " + ec.message());
-  }
-  // The cluster needs root, iproute2 and netns support: say so before anything runs.
-  if (run_logged({f_.emucluster, "check"}, log_path("check")) != 0) {
-    auto why = model::read_file(log_path("check"));
-    if (why) std::fputs(why->c_str(), stderr);
-    return report_error("the emulated cluster cannot run on this machine (see above)",
-                        kExitFailure);
-  }
+  return g;
+}
 
-  // `dagsgd replay --help` succeeds even without replay (CLI11 shows the root help then), so
-  // look for the subcommand in the root help.
-  const std::string help = f_.out + "/logs/dagsgd_help.txt";
-  run_logged({dagsgd_, "--help"}, log_path("dagsgd_help"), help);
-  auto help_text = model::read_file(help);
-  const bool have_replay = help_text && help_text->find("\n  replay") != std::string::npos;
-
-  // Mode (a): every profile as a fabric entry: its tc rate and its measured natural latency.
-  Json fabrics = Json::array();
-  for (const auto& p : profiles_) {
-    Json e;
-    e["name"] = p.name + "-profile";
-    e["description"] = "emulated cluster profile " + p.name + " (tc rate " + p.tc_rate + ")";
-    e["scope"] = "both";
-    e["nominal_gbps"] = p.rate_gbps;
-    e["achievable_gbps"] = p.rate_gbps;
-    e["latency_us"] = p.latency_us;
-    e["source"] = p.source;
-    fabrics.push_back(e);
+// Mode (a): every profile as a fabric entry, its tc rate and its measured natural latency.
+model::Expected<std::string> write_profile_fabrics(const std::string& out, const Grid& g) {
+  nlohmann::ordered_json fabrics = nlohmann::ordered_json::array();
+  for (const auto& p : g.profiles) {
+    fabrics.push_back(
+        {{"name", p.name + "-profile"},
+         {"description", "emulated cluster profile " + p.name + " (tc rate " + p.tc_rate + ")"},
+         {"scope", "both"},
+         {"nominal_gbps", p.rate_gbps},
+         {"achievable_gbps", p.rate_gbps},
+         {"latency_us", p.latency_us},
+         {"source", p.source}});
   }
-  const std::string profile_fabrics = f_.out + "/fabrics/profiles.json";
-  auto wrote = model::write_file(profile_fabrics, Json{{"fabrics", fabrics}}.dump(2) + "\n", true);
-  if (!wrote) return report_error(wrote.error().message, kExitFailure);
+  const std::string path = out + "/fabrics/profiles.json";
+  DAGSGD_TRY(
+      model::write_file(path, nlohmann::ordered_json{{"fabrics", fabrics}}.dump(2) + "\n", true));
+  return path;
+}
+
+// Mode (b): the micro-benchmark on the profile, fitted as `dagsgd calibrate` would.
+model::Expected<std::string> calibrated_fabric(const runtime::Experiments& ex,
+                                               const runtime::ClusterProfile& p, int ranks,
+                                               const std::string& out) {
+  auto log = ex.benchmark(p, ranks);
+  if (!log) return log.error();
+  const std::string stem = p.name + "_p" + std::to_string(ranks);
+  auto bench = sim::read_benchmark_log(*log, ranks, sim::LatencyStatistic::kAuto);
+  if (!bench) return bench.error();
+  sim::EntrySettings s;
+  s.name = stem + "-calibrated";
+  s.description = "emulated cluster profile " + p.name + ", " + std::to_string(ranks) + " ranks";
+  s.scope = "both";
+  s.command =
+      "dagsgd calibrate " + *log + " --ranks " + std::to_string(ranks) + " --algorithm ring";
+  auto c = sim::calibrate_logs({*bench}, s);
+  if (!c) return c.error();
+  const std::string path = out + "/fabrics/" + stem + "-calibrated.json";
+  DAGSGD_TRY(model::write_file(path, model::fabric_to_json(c->fabric) + "\n", true));
+  return path;
+}
+
+int run_validate(const ValidateFlags& flags) {
+  ValidateFlags f = flags;
+  auto grid = resolve_grid(f);
+  if (!grid) return report_error(grid.error().message);
+  const runtime::Experiments ex(f.run);
+  if (auto made = ex.make_directories(); !made) return report_error(made.error().message);
+  if (auto ok = ex.check_cluster(); !ok) return report_error(ok.error().message, kExitFailure);
+  auto profile_fabrics = write_profile_fabrics(f.run.out, *grid);
+  if (!profile_fabrics) return report_error(profile_fabrics.error().message, kExitFailure);
 
   // Measurements: the micro-benchmarks, then every training configuration.
   const double t_start = now_s();
+  reports::ValidationReport rep;
   std::map<std::string, std::string> calibrated;  // profile_pR -> fabric file
-  std::vector<std::string> problems;
-  for (const auto& p : profiles_) {
-    for (int r : f_.ranks) {
-      std::string file;
-      std::string error;
-      if (measure_bench(p, r, file, error)) {
-        calibrated[p.name + "_p" + std::to_string(r)] = file;
+  for (const auto& p : grid->profiles) {
+    for (int r : f.ranks) {
+      auto file = calibrated_fabric(ex, p, r, f.run.out);
+      if (file) {
+        calibrated[p.name + "_p" + std::to_string(r)] = *file;
       } else {
-        problems.push_back(error);
+        rep.problems.push_back(file.error().message);
       }
     }
   }
-  std::vector<Config> configs;
-  for (const auto* m : models) {
-    for (int r : f_.ranks) {
-      for (const auto& o : f_.overlaps) {
-        for (const auto& p : profiles_) configs.push_back(Config{p.name, r, o, m});
-      }
-    }
-  }
-  std::vector<Measurement> measured;
-  for (const auto& c : configs) {
-    measured.push_back(measure_run(c));
-    if (!measured.back().ok) problems.push_back(c.id() + ": " + measured.back().error);
-  }
-
-  if (g_stop_signal != 0) {
-    return report_error("interrupted by signal " + std::to_string(g_stop_signal), kExitFailure);
-  }
-  // Predictions: each configuration from the same configuration on every other profile.
-  std::vector<Prediction> predictions;
-  if (have_replay) {
-    for (std::size_t t = 0; t < configs.size(); ++t) {
-      if (!measured[t].ok) continue;
-      for (std::size_t s = 0; s < configs.size(); ++s) {
-        const Config& src = configs[s];
-        const Config& tgt = configs[t];
-        if (s == t || !measured[s].ok || src.ranks != tgt.ranks || src.overlap != tgt.overlap ||
-            src.model != tgt.model) {
-          continue;
-        }
-        predictions.push_back(predict(tgt, measured[t], src, measured[s], "profile",
-                                      profile_fabrics, tgt.profile + "-profile"));
-        const std::string key = tgt.profile + "_p" + std::to_string(tgt.ranks);
-        if (calibrated.count(key) != 0) {
-          predictions.push_back(predict(tgt, measured[t], src, measured[s], "calibrated",
-                                        calibrated[key], key + "-calibrated"));
+  for (const auto* m : grid->models) {
+    for (int r : f.ranks) {
+      for (const auto& o : f.overlaps) {
+        for (const auto& p : grid->profiles) {
+          const runtime::ExperimentRun run{p.name, r, o, m};
+          const runtime::Measurement got = ex.train(run);
+          if (!got.ok) rep.problems.push_back(run.id() + ": " + got.error);
+          rep.measured.push_back({p.name, r, o, m->name, got.run_dir, got.ok, got.mean_s, got.p50_s,
+                                  got.cpus, got.error});
         }
       }
     }
   }
+  if (runtime::stop_signal() != 0) {
+    return report_error("interrupted by signal " + std::to_string(runtime::stop_signal()),
+                        kExitFailure);
+  }
 
-  // The table.
-  std::printf("%-10s %-10s %5s %-7s %-9s %12s %12s %12s %8s\n", "source", "target", "ranks",
-              "overlap", "model", "measured_s", "pred(a)_s", "pred(b)_s", "err(b)");
-  std::map<std::string, Summary> summary;
-  Json rows = Json::array();
-  for (std::size_t i = 0; i < predictions.size(); ++i) {
-    const Prediction& p = predictions[i];
-    Summary& s = summary[p.mode];
-    if (!p.ok) {
-      ++s.failed;
-      problems.push_back(p.failure);
-    } else {
-      ++s.count;
-      s.mean_abs += std::abs(p.error);
-      s.worst_abs = std::max(s.worst_abs, std::abs(p.error));
-    }
-    Json row;
-    row["source"] = p.source;
-    row["target"] = p.target;
-    row["ranks"] = p.config->ranks;
-    row["overlap"] = p.config->overlap;
-    row["model"] = p.config->model->name;
-    row["mode"] = p.mode;
-    row["measured_iteration_s"] = p.measured_s;
-    if (p.ok) {
-      row["predicted_iteration_s"] = p.predicted_s;
-      row["error"] = p.error;
-    } else {
-      row["failure"] = p.failure;
-    }
-    rows.push_back(row);
-  }
-  // One line per (source, target, config): modes (a) and (b) side by side.
-  for (std::size_t i = 0; i < predictions.size(); ++i) {
-    const Prediction& a = predictions[i];
-    if (a.mode != "profile") continue;
-    const Prediction* b = nullptr;
-    if (i + 1 < predictions.size() && predictions[i + 1].mode == "calibrated") {
-      b = &predictions[i + 1];
-    }
-    auto cell = [](const Prediction* p, bool err) {
-      if (p == nullptr || !p->ok) return std::string("-");
-      return err ? fmt("%+.1f%%", p->error * 100) : fmt("%.4f", p->predicted_s);
-    };
-    std::printf("%-10s %-10s %5d %-7s %-9s %12.4f %12s %12s %8s\n", a.source.c_str(),
-                a.target.c_str(), a.config->ranks, a.config->overlap.c_str(),
-                a.config->model->name.c_str(), a.measured_s, cell(&a, false).c_str(),
-                cell(b, false).c_str(), cell(b, true).c_str());
-  }
-  Json jsummary = Json::object();
-  for (auto& [mode, s] : summary) {
-    if (s.count > 0) s.mean_abs /= s.count;
-    std::printf("mode %-10s %s: %d predictions, mean |error| %.1f%%, worst |error| %.1f%%%s\n",
-                mode.c_str(), mode == "profile" ? "(a)" : "(b)", s.count, s.mean_abs * 100,
-                s.worst_abs * 100,
-                s.failed > 0 ? (", " + std::to_string(s.failed) + " failed").c_str() : "");
-    jsummary[mode] = {{"predictions", s.count},
-                      {"failed", s.failed},
-                      {"mean_abs_error", s.mean_abs},
-                      {"worst_abs_error", s.worst_abs}};
-  }
-  Json jmeasured = Json::array();
-  for (std::size_t i = 0; i < configs.size(); ++i) {
-    Json m{{"profile", configs[i].profile},
-           {"ranks", configs[i].ranks},
-           {"overlap", configs[i].overlap},
-           {"model", configs[i].model->name},
-           {"run_dir", measured[i].run_dir}};
-    if (measured[i].ok) {
-      m["mean_iteration_s"] = measured[i].mean_s;
-      m["p50_iteration_s"] = measured[i].p50_s;
-    } else {
-      m["failure"] = measured[i].error;
-    }
-    jmeasured.push_back(m);
-  }
-  if (!have_replay) {
-    problems.push_back(
-        "`dagsgd replay` is not available in this build: measurements only, no "
-        "predictions");
-    std::printf("(no predictions: `dagsgd replay` is not available in this build)\n");
-    std::printf("%-10s %5s %-7s %-9s %12s\n", "profile", "ranks", "overlap", "model", "measured_s");
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-      std::printf("%-10s %5d %-7s %-9s %12s\n", configs[i].profile.c_str(), configs[i].ranks,
-                  configs[i].overlap.c_str(), configs[i].model->name.c_str(),
-                  measured[i].ok ? fmt("%.4f", measured[i].mean_s).c_str() : "failed");
+  // Each configuration predicted from the same configuration on every other profile.
+  sim::Validator validator(!f.no_cpu_model);
+  const auto& runs = rep.measured;
+  for (std::size_t t = 0; t < runs.size(); ++t) {
+    for (std::size_t s = 0; s < runs.size() && runs[t].ok; ++s) {
+      if (s == t || !runs[s].ok || !runs[s].same_config(runs[t])) continue;
+      std::vector<sim::TargetFabric> targets = {
+          {"profile", *profile_fabrics, runs[t].profile + "-profile"}};
+      const std::string key = runs[t].profile + "_p" + std::to_string(runs[t].ranks);
+      if (calibrated.count(key) != 0) {
+        targets.push_back({"calibrated", calibrated[key], key + "-calibrated"});
+      }
+      for (const auto& target : targets) {
+        auto p = validator.predict(runs, s, t, target);
+        if (!p.ok) rep.problems.push_back(p.failure);
+        if (p.replay) {
+          // The replay's own report beside the table, for a closer look.
+          std::string error;
+          const sim::TracedWorkload* w = validator.source_run(runs[s].run_dir, error);
+          const std::string path = f.run.out + "/predictions/replay_" + runs[s].profile + "_to_" +
+                                   runs[t].profile + "_p" + std::to_string(runs[t].ranks) + "_" +
+                                   runs[t].overlap + "_" + runs[t].model + "_" + p.mode + ".json";
+          auto saved =
+              model::write_file(path, reports::replay_json(w->run(), w->dag(), *p.replay), true);
+          if (!saved) rep.problems.push_back(saved.error().message);
+          p.replay.reset();
+        }
+        rep.predictions.push_back(std::move(p));
+      }
     }
   }
-  Json jprofiles = Json::array();
-  for (const auto& p : profiles_) {
-    jprofiles.push_back({{"name", p.name},
-                         {"tc_rate", p.tc_rate},
-                         {"rate_gbps", p.rate_gbps},
-                         {"latency_us", p.latency_us}});
+
+  rep.cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  rep.iterations = f.run.iterations;
+  rep.warmup = f.run.warmup;
+  rep.batch = f.run.batch;
+  rep.ranks_per_host = f.run.ranks_per_host;
+  rep.host_cpu_model = !f.no_cpu_model;
+  for (const auto& p : grid->profiles) {
+    rep.profiles.push_back({p.name, p.tc_rate, p.rate_gbps, p.latency_us});
   }
-  Json doc{{"tool_version", model::tool_version()},
-           {"cores", sysconf(_SC_NPROCESSORS_ONLN)},
-           {"iterations", f_.iterations},
-           {"warmup", f_.warmup},
-           {"batch", f_.batch},
-           {"ranks_per_host", f_.ranks_per_host},
-           {"host_cpu_model", !f_.no_cpu_model},
-           {"profiles", jprofiles},
-           {"measured", jmeasured},
-           {"predictions", rows},
-           {"summary", jsummary},
-           {"problems", problems},
-           {"wall_s", now_s() - t_start}};
-  const std::string json_path = f_.out + "/validation.json";
-  wrote = model::write_file(json_path, doc.dump(2) + "\n", true);
+  rep.wall_s = now_s() - t_start;
+  print(reports::validation_table(rep));
+  const std::string json_path = f.run.out + "/validation.json";
+  auto wrote = model::write_file(json_path, reports::validation_json(rep), true);
   if (!wrote) return report_error(wrote.error().message, kExitFailure);
   std::printf("wrote %s\n", json_path.c_str());
-  for (const auto& p : problems) std::fprintf(stderr, "validate: problem: %s\n", p.c_str());
-  return problems.empty() ? kExitOk : kExitFailure;
+  for (const auto& p : rep.problems) std::fprintf(stderr, "validate: problem: %s\n", p.c_str());
+  return rep.problems.empty() ? kExitOk : kExitFailure;
 }
+
+constexpr const char* kHelp =
+    "Train on the emulated cluster (tools/emucluster; needs root) under several shaped "
+    "fabrics, predict each run from a trace taken on another fabric with `dagsgd replay`, and "
+    "print the error table (docs/validation.md)";
 
 }  // namespace
 
 void add_validate(CLI::App& root, Action& action) {
-  auto flags = std::make_shared<ValidateFlags>();
-  CLI::App* cmd = root.add_subcommand(
-      "validate",
-      "Train on the emulated cluster (tools/emucluster; needs root) under several shaped "
-      "fabrics, predict each run from a trace taken on another fabric with `dagsgd replay`, and "
-      "print the error table (docs/validation.md)");
-  flags->profiles = {"emu-600m", "emu-250m", "emu-100m"};
-  flags->ranks = {2, 4};
-  flags->overlaps = {"none", "wfbp"};
-  flags->models = {"cnn", "mlp-wide"};
-  cmd->add_option("--profiles", flags->profiles, "fabric profiles (emu-600m,emu-250m,emu-100m)")
+  auto [cmd, f] = add_command<ValidateFlags>(root, action, "validate", kHelp, run_validate);
+  f->run.out = "validation";
+  cmd->add_option("--profiles", f->profiles, "fabric profiles (emu-600m,emu-250m,emu-100m)")
       ->delimiter(',');
-  cmd->add_option("--ranks", flags->ranks, "rank counts (2,4)")->delimiter(',');
-  cmd->add_option("--overlap", flags->overlaps, "overlap policies (none,wfbp)")->delimiter(',');
-  cmd->add_option("--models", flags->models,
+  cmd->add_option("--ranks", f->ranks, "rank counts (2,4)")->delimiter(',');
+  cmd->add_option("--overlap", f->overlaps, "overlap policies (none,wfbp)")->delimiter(',');
+  cmd->add_option("--models", f->models,
                   "models: cnn (compute-heavy), mlp-wide (communication-heavy), fc-small, "
                   "fc-wide (cnn,mlp-wide)")
       ->delimiter(',');
-  cmd->add_option("--ranks-per-host", flags->ranks_per_host, "MPI ranks per emulated host (1)")
+  cmd->add_option("--ranks-per-host", f->run.ranks_per_host, "MPI ranks per emulated host (1)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--iterations", flags->iterations, "training iterations per run (20)")
+  cmd->add_option("--iterations", f->run.iterations, "training iterations per run (20)")
       ->check(CLI::Range(3, 100000));
-  cmd->add_option("--warmup", flags->warmup, "leading iterations left out of the mean (4)")
+  cmd->add_option("--warmup", f->run.warmup, "leading iterations left out of the mean (4)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--batch", flags->batch, "mini-batch per rank (64)")->check(CLI::PositiveNumber);
-  cmd->add_option("--bench-iterations", flags->bench_iterations,
+  cmd->add_option("--batch", f->run.batch, "mini-batch per rank (64)")->check(CLI::PositiveNumber);
+  cmd->add_option("--bench-iterations", f->run.bench_iterations,
                   "micro-benchmark iterations per size (10)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--out", flags->out, "output directory (validation)");
-  cmd->add_option("--profiles-file", flags->profiles_file,
+  cmd->add_option("--out", f->run.out, "output directory (validation)");
+  cmd->add_option("--profiles-file", f->run.profiles_file,
                   "profile data (datasets/hardware/emucluster_profiles.json)");
-  cmd->add_option("--emucluster", flags->emucluster, "the cluster script (tools/emucluster)");
-  cmd->add_option("--bench", flags->bench, "dagsgd-allreduce-bench (found beside dagsgd)");
-  cmd->add_flag("--no-cpu-model", flags->no_cpu_model,
+  cmd->add_option("--emucluster", f->run.cluster, "the cluster script (tools/emucluster)");
+  cmd->add_option("--bench", f->run.bench, "dagsgd-allreduce-bench (found beside dagsgd)");
+  cmd->add_flag("--no-cpu-model", f->no_cpu_model,
                 "replay with the traced compute durations as they are, instead of running the "
                 "ranks' computation on the machine's cores (replay --cpus)");
-  cmd->add_flag("--reuse", flags->reuse,
+  cmd->add_flag("--reuse", f->run.reuse,
                 "reuse run directories and benchmark logs already in --out (re-predict only)");
-  cmd->add_flag("--quick", flags->quick,
+  cmd->add_flag("--quick", f->quick,
                 "the short CI version: emu-600m and emu-100m, 2 ranks, wfbp, mlp-wide, 15 "
                 "iterations");
-  cmd->callback([flags, &action] {
-    action = [flags] {
-      ValidateFlags f = *flags;
-      if (f.quick) {
-        f.profiles = {"emu-600m", "emu-100m"};
-        f.ranks = {2};
-        f.overlaps = {"wfbp"};
-        f.models = {"mlp-wide"};
-        f.iterations = 15;
-        f.warmup = 3;
-        f.bench_iterations = 10;
-      }
-      if (f.warmup >= f.iterations) {
-        return report_error("--warmup (" + std::to_string(f.warmup) +
-                            ") must be below --iterations (" + std::to_string(f.iterations) + ")");
-      }
-      fs::path root_dir = fs::path(model::data_dir()).parent_path();
-      if (f.profiles_file.empty()) {
-        f.profiles_file = model::data_path("hardware/emucluster_profiles.json");
-      }
-      if (f.emucluster.empty()) f.emucluster = (root_dir / "tools" / "emucluster").string();
-      if (!fs::is_regular_file(f.emucluster)) {
-        return report_error("cannot find the cluster script '" + f.emucluster +
-                            "'; pass --emucluster");
-      }
-      return Validator(f).run();
-    };
-  });
 }
 
 }  // namespace dagsgd::tools

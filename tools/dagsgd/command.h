@@ -1,10 +1,16 @@
-// The subcommand plumbing of the dagsgd CLI: each subcommand registers itself on the root app.
+// The subcommand plumbing of the dagsgd CLI: each subcommand registers itself on the root app;
+// exit codes and the one way errors are printed.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "run_cli.h"
 
 namespace dagsgd::tools {
 
@@ -18,6 +24,35 @@ inline constexpr int kExitBadInput = 2;
 
 // Prints "dagsgd: error: <message>" to stderr and returns `code`.
 int report_error(const std::string& message, int code = kExitBadInput);
+// Writes `s` to stdout as it is.
+void print(const std::string& s);
+// Writes `s` to stderr as it is (notes and warnings beside a result).
+void print_note(const std::string& s);
+// Whether the command runs inside another program (run_cli): its output goes to strings, and it
+// must neither start MPI nor draw on the terminal.
+bool embedded();
+
+// Registers subcommands on the root command.
+using Commands = std::function<void(CLI::App& root, Action& action)>;
+
+// The whole command line after the program name: the root command with the subcommands any
+// process can run (predict, whatif, calibrate, analyze, replay, topology, export) and then
+// parsed once; runs the chosen subcommand and returns its exit code. Output goes to this
+// process's stdout and stderr.
+int run_commands(const std::vector<std::string>& args, const Commands& more = {});
+
+// Adds subcommand `name` with its options struct; when it is chosen, `action` runs `run` on
+// the parsed options. Returns the subcommand (to declare options on) and the options.
+template <class Options>
+std::pair<CLI::App*, std::shared_ptr<Options>> add_command(CLI::App& root, Action& action,
+                                                           const std::string& name,
+                                                           const std::string& help,
+                                                           int (*run)(const Options&)) {
+  auto opts = std::make_shared<Options>();
+  CLI::App* sub = root.add_subcommand(name, help);
+  sub->callback([opts, run, &action] { action = [opts, run] { return run(*opts); }; });
+  return {sub, opts};
+}
 
 // Each add_* creates its subcommand under `root` and, when it is chosen, sets `action`.
 void add_predict(CLI::App& root, Action& action);
@@ -28,5 +63,7 @@ void add_whatif(CLI::App& root, Action& action);
 void add_analyze(CLI::App& root, Action& action);
 void add_replay(CLI::App& root, Action& action);
 void add_validate(CLI::App& root, Action& action);
+void add_topology(CLI::App& root, Action& action);
+void add_export(CLI::App& root, Action& action);
 
 }  // namespace dagsgd::tools

@@ -1,52 +1,37 @@
 // The dagsgd command line: git-style subcommands, exit 0 / 1 (failure) / 2 (bad input or usage).
-#include <cstdio>
-#include <iostream>
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "command.h"
 #include "dagsgd/model/paths.h"
 
-namespace dagsgd::tools {
-
-int report_error(const std::string& message, int code) {
-  std::fprintf(stderr, "dagsgd: error: %s\n", message.c_str());
-  return code;
+// The installed binary's data: <prefix>/bin/dagsgd finds <prefix>/share/dagsgd/datasets
+// (model/paths.h); in the build tree there is none there and the source tree's is used.
+extern "C" const char* dagsgd_installed_data_dir() {
+  static const std::string dir = [] {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) return std::string();
+    const auto data = std::filesystem::weakly_canonical(exe.parent_path() / DAGSGD_BIN_TO_DATA, ec);
+    return !ec && std::filesystem::is_directory(data / "hardware", ec) ? data.string()
+                                                                       : std::string();
+  }();
+  return dir.empty() ? nullptr : dir.c_str();
 }
-
-}  // namespace dagsgd::tools
 
 int main(int argc, char** argv) {
   using namespace dagsgd::tools;
-  CLI::App app{
-      "dagsgd: trace, replay and what-if analysis of synchronous data-parallel SGD.\n"
-      "Run 'dagsgd <command> --help' for a command's options.",
-      "dagsgd"};
-  app.set_version_flag("--version", std::string("dagsgd ") + dagsgd::model::tool_version());
-  app.require_subcommand(1);
-  Action action;
-  // Subcommands, in the order `dagsgd --help` lists them.
-  add_predict(app, action);
-  add_whatif(app, action);
-  add_calibrate(app, action);
-  add_analyze(app, action);
-  add_replay(app, action);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  return run_commands(args, [](CLI::App& app, Action& action) {
 #ifdef DAGSGD_WITH_MPI
-  add_train(app, action);
-  add_collect(app, action);
-  add_validate(app, action);
+    // The subcommands that run or launch MPI programs live in this binary only.
+    add_train(app, action);
+    add_collect(app, action);
+    add_validate(app, action);
+#else
+    (void)app;
+    (void)action;
 #endif
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    report_error(e.what());
-    std::fprintf(stderr, "Run 'dagsgd --help' or 'dagsgd <command> --help' for usage.\n");
-    return kExitBadInput;
-  }
-  if (!action) return report_error("no command given; run 'dagsgd --help'");
-  return action();
+  });
 }

@@ -1,45 +1,41 @@
-// The options that describe one S-SGD scenario (shared by predict and, later, whatif).
+// The one option group that describes a scenario (workload, hardware, exchange), shared by
+// predict, whatif and replay: every scenario flag is declared here once, with one help text.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "dagsgd/model/expected.h"
-#include "dagsgd/reports/predict_report.h"
-#include "dagsgd/sim/predict.h"
+#include "dagsgd/sim/scenario.h"
+#include "dagsgd/sim/sweep.h"
 
 namespace dagsgd::tools {
 
-struct ScenarioOptions {
-  std::string network;
-  int batch = 64;
-  std::string gpu = "v100";
-  int nodes = 1;
-  int gpus_per_node = 1;
-  std::string intra = "pcie3";
-  std::string inter = "10gbe";
-  std::string algorithm = "auto";
-  std::string overlap = "wfbp";
-  std::string precision = "fp32";
-  double topk = 0;
-  std::string sync = "bsp";
-  double step_time = 0;  // seconds; 0 = from FLOPs
-  std::string layer_profile;
-  std::string fabric_file;
-  std::string prefetch = "on";
-  double io_time = 0;  // seconds per batch
-  int iterations = 3;
+// Which command the flags are for: predict takes one scenario, whatif lists to sweep, replay a
+// target for a traced run.
+enum class ScenarioUse { kPredict, kWhatif, kReplay };
+
+struct ScenarioFlags {
+  sim::NetworkSpec network;
+  sim::HardwareSpec hardware;
+  sim::ExchangeSpec exchange;
+  sim::SweepGrid grid;      // whatif's lists (fabrics, GPU counts, strategies)
+  std::string fabric_file;  // extra fabric definitions
+  const CLI::App* app = nullptr;
+  // Whether `flag` (e.g. "--network") appeared on the command line.
+  bool given(const std::string& flag) const;
+  // The fabric files to load with the catalogs.
+  std::vector<std::string> fabric_files() const;
 };
 
-void add_scenario_options(CLI::App& app, ScenarioOptions& o);
+void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use);
 
-struct BuiltScenario {
-  sim::PredictRequest request;
-  reports::Scenario description;
-};
+// The catalogs with --fabric-file's fabrics.
+model::Expected<sim::Catalogs> load_catalogs(const ScenarioFlags& f);
 
-// Resolves names against the catalogs and builds the request; errors are bad input.
-model::Expected<BuiltScenario> build_scenario(const ScenarioOptions& o);
+// GPUs per node: --gpus-per-node, else the --topology node type's, else `otherwise`.
+model::Expected<int> gpus_per_node(const ScenarioFlags& f, int otherwise);
 
 }  // namespace dagsgd::tools

@@ -1,26 +1,16 @@
 // Phase names as they appear in traces and reports.
 #include "dagsgd/trace/event.h"
 
+#include <iterator>
+
 namespace dagsgd::trace {
 
 const char* phase_name(Phase p) {
-  switch (p) {
-    case Phase::kIo:
-      return "io";
-    case Phase::kH2D:
-      return "h2d";
-    case Phase::kForward:
-      return "forward";
-    case Phase::kBackward:
-      return "backward";
-    case Phase::kComm:
-      return "comm";
-    case Phase::kUpdate:
-      return "update";
-    case Phase::kNone:
-      break;
-  }
-  return "none";
+  // In the order of the enum.
+  static constexpr const char* kNames[] = {"none",     "io",   "h2d",   "forward",
+                                           "backward", "comm", "update"};
+  const auto i = static_cast<std::size_t>(p);
+  return i < std::size(kNames) ? kNames[i] : "none";
 }
 
 Phase phase_from_name(const std::string& name) {

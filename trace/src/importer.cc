@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "dagsgd/model/io.h"
+#include "dagsgd/trace/collective.h"
 #include "dagsgd/trace/trace_repair.h"
 
 namespace dagsgd::trace {
@@ -652,11 +653,8 @@ std::vector<Nanos> collective_ends(const ImportedRank& r) {
   std::vector<Nanos> ends;
   for (const auto& e : r.events) {
     if (e.collective < 0) continue;
-    const std::string& c = r.str(e.collective);
-    if (c == "allreduce" || c == "broadcast" || c == "bcast" || c == "allgather" ||
-        c == "reduce_scatter" || c == "barrier" || c == "alltoall") {
-      if (e.gpu || e.category == EventCategory::kMpi) ends.push_back(e.ts + e.dur);
-    }
+    if (!leaves_together(classify_collective(r.str(e.collective)))) continue;
+    if (e.gpu || e.category == EventCategory::kMpi) ends.push_back(e.ts + e.dur);
   }
   return ends;
 }

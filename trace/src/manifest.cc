@@ -2,6 +2,7 @@
 #include "dagsgd/trace/manifest.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -40,7 +41,30 @@ void compute_stats(IterationStats& s) {
   s.p95_s = percentile(v, 0.95);
 }
 
-std::string rank_trace_name(int rank) { return "rank-" + std::to_string(rank) + ".trace.json"; }
+namespace {
+constexpr std::string_view kRankPrefix = "rank-";
+constexpr std::string_view kRankSuffix = ".trace.json";
+}  // namespace
+
+std::string rank_trace_name(int rank) {
+  return std::string(kRankPrefix) + std::to_string(rank) + std::string(kRankSuffix);
+}
+
+std::optional<int> parse_rank_trace_name(std::string_view name) {
+  if (name.size() <= kRankPrefix.size() + kRankSuffix.size() ||
+      name.substr(0, kRankPrefix.size()) != kRankPrefix ||
+      name.substr(name.size() - kRankSuffix.size()) != kRankSuffix) {
+    return std::nullopt;
+  }
+  std::string_view digits =
+      name.substr(kRankPrefix.size(), name.size() - kRankPrefix.size() - kRankSuffix.size());
+  // Only the canonical spelling: "rank-01" is not what rank_trace_name(1) writes.
+  if (digits.size() > 1 && digits[0] == '0') return std::nullopt;
+  int rank = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+  if (ec != std::errc() || end != digits.data() + digits.size() || rank < 0) return std::nullopt;
+  return rank;
+}
 
 std::string manifest_to_json(const RunManifest& m) {
   nlohmann::ordered_json j;
@@ -64,6 +88,7 @@ std::string manifest_to_json(const RunManifest& m) {
   j["clock_residual_ns"] = m.clock_residual_ns;
   j["traces"] = m.traces;
   j["status"] = m.status;
+  j["run_id"] = m.run_id;
   return j.dump(2) + "\n";
 }
 
@@ -110,6 +135,10 @@ model::Expected<RunManifest> manifest_from_json(const std::string& text, const s
     m.clock_residual_ns = j.value("clock_residual_ns", 0.0);
     m.traces = j.value("traces", std::vector<std::string>{});
     m.status = j.value("status", "ok");
+    if (j.contains("run_id") && !j.at("run_id").is_string()) {
+      return model::Error{where + ": 'run_id' must be a string"};
+    }
+    m.run_id = j.value("run_id", "");
   } catch (const nlohmann::json::exception& e) {
     return model::Error{where + ": " + e.what()};
   }

@@ -180,6 +180,10 @@ model::Expected<TraceWriter> TraceWriter::open(const std::string& path, const Di
   append_int(w.buf_, info.rank);
   w.buf_.append(",\"world_size\":");
   append_int(w.buf_, info.world_size);
+  if (!info.run_id.empty()) {
+    w.buf_.append(",\"run_id\":");
+    append_json_string(w.buf_, info.run_id);
+  }
   w.buf_.append("},\"deviceProperties\":[],\"baseTimeNanoseconds\":");
   append_int(w.buf_, base_time_ns);
   w.buf_.append(",\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");

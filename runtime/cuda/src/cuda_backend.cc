@@ -8,9 +8,9 @@
 #include <utility>
 
 #include "dagsgd/runtime/clock_sync.h"
-#include "dagsgd/runtime/cuda_mlp.h"
-#include "dagsgd/runtime/cuda_ops.h"
-#include "dagsgd/runtime/cupti_collector.h"
+#include "dagsgd/runtime/cuda/cuda_mlp.h"
+#include "dagsgd/runtime/cuda/cuda_ops.h"
+#include "dagsgd/runtime/cuda/cupti_collector.h"
 #include "device_backend.h"
 
 namespace dagsgd::runtime {

@@ -1,6 +1,6 @@
 // CudaMlp: forward, loss, backward and SGD of a dense+ReLU network on one GPU, one NVTX range and
 // one layer scope (for CUPTI attribution) per layer and phase.
-#include "dagsgd/runtime/cuda_mlp.h"
+#include "dagsgd/runtime/cuda/cuda_mlp.h"
 
 #include <cmath>
 #include <random>
@@ -28,6 +28,14 @@ class Scope {
   NvtxRange nvtx_;
   LayerScope scope_;
 };
+
+// Allocates `bytes` of device memory into `to`.
+model::Expected<void> allocate_into(DeviceBuffer& to, std::size_t bytes) {
+  auto b = DeviceBuffer::allocate(bytes);
+  if (!b) return b.error();
+  to = std::move(*b);
+  return model::ok();
+}
 
 }  // namespace
 
@@ -83,28 +91,16 @@ model::Expected<CudaMlp> CudaMlp::create(const CudaContext& ctx, const CudaMlpCo
     m.offsets_.push_back(total);
     total += layer_size(m.in_features(l), m.out_features(l));
   }
-  auto params = DeviceBuffer::allocate(total * sizeof(float));
-  if (!params) return params.error();
-  m.params_ = std::move(*params);
-  auto grads = DeviceBuffer::allocate(total * sizeof(float));
-  if (!grads) return grads.error();
-  m.grads_ = std::move(*grads);
   auto batch = static_cast<std::size_t>(config.max_batch);
+  DAGSGD_TRY(allocate_into(m.params_, total * sizeof(float)));
+  DAGSGD_TRY(allocate_into(m.grads_, total * sizeof(float)));
   for (int l = 0; l < m.num_layers(); ++l) {
     std::size_t bytes = batch * static_cast<std::size_t>(m.out_features(l)) * sizeof(float);
-    auto a = DeviceBuffer::allocate(bytes);
-    if (!a) return a.error();
-    m.acts_.push_back(std::move(*a));
-    auto d = DeviceBuffer::allocate(bytes);
-    if (!d) return d.error();
-    m.dacts_.push_back(std::move(*d));
+    DAGSGD_TRY(allocate_into(m.acts_.emplace_back(), bytes));
+    DAGSGD_TRY(allocate_into(m.dacts_.emplace_back(), bytes));
   }
-  auto loss = DeviceBuffer::allocate(batch * sizeof(float));
-  if (!loss) return loss.error();
-  m.loss_ = std::move(*loss);
-  auto correct = DeviceBuffer::allocate(batch * sizeof(float));
-  if (!correct) return correct.error();
-  m.correct_ = std::move(*correct);
+  DAGSGD_TRY(allocate_into(m.loss_, batch * sizeof(float)));
+  DAGSGD_TRY(allocate_into(m.correct_, batch * sizeof(float)));
 
   DAGSGD_TRY(m.upload_params(initial_params(config)));
   DAGSGD_TRY(memset_zero(ctx, m.grads_.data(), m.grads_.bytes()));

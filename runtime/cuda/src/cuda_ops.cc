@@ -1,6 +1,6 @@
 // The CUDA backend's host side: device/stream/cuBLAS handles, memory, and the dense layer as
 // cuBLAS SGEMMs around the element-wise kernels.
-#include "dagsgd/runtime/cuda_ops.h"
+#include "dagsgd/runtime/cuda/cuda_ops.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -38,6 +38,16 @@ cublasHandle_t blas_of(const CudaContext& ctx) { return static_cast<cublasHandle
 
 void require(bool ok, const char* what) {
   if (!ok) throw std::invalid_argument(std::string("dagsgd cuda op: ") + what);
+}
+
+// C (m x n) = op(A) (m x k) * op(B) (k x n), column-major, overwriting C.
+model::Expected<void> gemm(const CudaContext& ctx, const char* what, cublasOperation_t ta,
+                           cublasOperation_t tb, int m, int n, int k, const float* a, int lda,
+                           const float* b, int ldb, float* c, int ldc) {
+  const float one = 1.f;
+  const float zero = 0.f;
+  return check_blas(
+      what, cublasSgemm(blas_of(ctx), ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc));
 }
 
 }  // namespace
@@ -177,12 +187,9 @@ model::Expected<void> memset_zero(const CudaContext& ctx, void* dst, std::size_t
 model::Expected<void> dense_forward(const CudaContext& ctx, const float* x, const float* w,
                                     const float* b, float* y, int batch, int in, int out) {
   require(batch > 0 && in > 0 && out > 0, "dense_forward: sizes must be positive");
-  const float one = 1.f;
-  const float zero = 0.f;
   // Y^T (out x batch) = (W^T)^T (out x in) * X^T (in x batch)
-  DAGSGD_TRY(check_blas("cublasSgemm(dense forward)",
-                        cublasSgemm(blas_of(ctx), CUBLAS_OP_T, CUBLAS_OP_N, out, batch, in, &one, w,
-                                    in, x, in, &zero, y, out)));
+  DAGSGD_TRY(gemm(ctx, "cublasSgemm(dense forward)", CUBLAS_OP_T, CUBLAS_OP_N, out, batch, in, w,
+                  in, x, in, y, out));
   if (b != nullptr) {
     DAGSGD_TRY(check("bias_add", kernels::bias_add(stream_of(ctx), y, b, batch, out)));
   }
@@ -193,20 +200,16 @@ model::Expected<void> dense_backward(const CudaContext& ctx, const float* x, con
                                      const float* dy, float* dw, float* db, float* dx, int batch,
                                      int in, int out) {
   require(batch > 0 && in > 0 && out > 0, "dense_backward: sizes must be positive");
-  const float one = 1.f;
-  const float zero = 0.f;
   // dW^T (in x out) = X^T (in x batch) * (dY^T)^T (batch x out)
-  DAGSGD_TRY(check_blas("cublasSgemm(weight grad)",
-                        cublasSgemm(blas_of(ctx), CUBLAS_OP_N, CUBLAS_OP_T, in, out, batch, &one, x,
-                                    in, dy, out, &zero, dw, in)));
+  DAGSGD_TRY(gemm(ctx, "cublasSgemm(weight grad)", CUBLAS_OP_N, CUBLAS_OP_T, in, out, batch, x, in,
+                  dy, out, dw, in));
   if (db != nullptr) {
     DAGSGD_TRY(check("bias_grad", kernels::bias_grad(stream_of(ctx), dy, db, batch, out)));
   }
   if (dx != nullptr) {
     // dX^T (in x batch) = W^T (in x out) * dY^T (out x batch)
-    DAGSGD_TRY(check_blas("cublasSgemm(input grad)",
-                          cublasSgemm(blas_of(ctx), CUBLAS_OP_N, CUBLAS_OP_N, in, batch, out, &one,
-                                      w, in, dy, out, &zero, dx, in)));
+    DAGSGD_TRY(gemm(ctx, "cublasSgemm(input grad)", CUBLAS_OP_N, CUBLAS_OP_N, in, batch, out, w, in,
+                    dy, out, dx, in));
   }
   return model::ok();
 }

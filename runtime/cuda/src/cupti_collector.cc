@@ -1,6 +1,6 @@
 // The CUPTI activity collector: pooled activity buffers, the buffer callbacks (which never throw
 // into CUPTI), layer attribution through external correlation ids, and flushing into a trace.
-#include "dagsgd/runtime/cupti_collector.h"
+#include "dagsgd/runtime/cuda/cupti_collector.h"
 
 #include <time.h>
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "dagsgd/runtime/cupti_records.h"
+#include "dagsgd/runtime/cuda/cupti_records.h"
 
 namespace dagsgd::runtime {
 
@@ -59,70 +59,51 @@ void CuptiRecords::append(CuptiRecords&& other) {
   other.other_records = 0;
 }
 
+namespace {
+
+// Names by enum value (the enums mirror CUPTI's values, 0 = unknown).
+template <class Kind, std::size_t N>
+const char* name_of(Kind kind, const char* const (&names)[N]) {
+  auto i = static_cast<std::size_t>(kind);
+  return i < N ? names[i] : names[0];
+}
+
+// A GPU activity's event on its device (pid) and stream (tid), with Kineto's placement args.
+trace::Event gpu_event(std::string name, const char* cat, const CuptiGpuActivity& a,
+                       std::int64_t ts) {
+  trace::Event e{std::move(name),
+                 cat,
+                 'X',
+                 ts,
+                 static_cast<std::int64_t>(a.end - a.start),
+                 std::int64_t{a.device},
+                 std::int64_t{a.stream}};
+  e.add("device", std::int64_t{a.device})
+      .add("context", std::int64_t{a.context})
+      .add("stream", std::int64_t{a.stream})
+      .add("correlation", std::int64_t{a.correlation});
+  return e;
+}
+
+}  // namespace
+
 const char* memcpy_kind_name(CuptiMemcpyKind kind) {
-  switch (kind) {
-    case CuptiMemcpyKind::kHtoD:
-      return "HtoD";
-    case CuptiMemcpyKind::kDtoH:
-      return "DtoH";
-    case CuptiMemcpyKind::kHtoA:
-      return "HtoA";
-    case CuptiMemcpyKind::kAtoH:
-      return "AtoH";
-    case CuptiMemcpyKind::kAtoA:
-      return "AtoA";
-    case CuptiMemcpyKind::kAtoD:
-      return "AtoD";
-    case CuptiMemcpyKind::kDtoA:
-      return "DtoA";
-    case CuptiMemcpyKind::kDtoD:
-      return "DtoD";
-    case CuptiMemcpyKind::kHtoH:
-      return "HtoH";
-    case CuptiMemcpyKind::kPtoP:
-      return "PtoP";
-    case CuptiMemcpyKind::kUnknown:
-      break;
-  }
-  return "Unknown";
+  static constexpr const char* kNames[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                           "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+  return name_of(kind, kNames);
 }
 
 const char* memory_kind_name(CuptiMemoryKind kind) {
-  switch (kind) {
-    case CuptiMemoryKind::kPageable:
-      return "Pageable";
-    case CuptiMemoryKind::kPinned:
-      return "Pinned";
-    case CuptiMemoryKind::kDevice:
-      return "Device";
-    case CuptiMemoryKind::kArray:
-      return "Array";
-    case CuptiMemoryKind::kManaged:
-      return "Managed";
-    case CuptiMemoryKind::kDeviceStatic:
-      return "Device Static";
-    case CuptiMemoryKind::kManagedStatic:
-      return "Managed Static";
-    case CuptiMemoryKind::kUnknown:
-      break;
-  }
-  return "Unknown";
+  static constexpr const char* kNames[] = {"Unknown",       "Pageable",      "Pinned",
+                                           "Device",        "Array",         "Managed",
+                                           "Device Static", "Managed Static"};
+  return name_of(kind, kNames);
 }
 
 const char* sync_kind_name(CuptiSyncKind kind) {
-  switch (kind) {
-    case CuptiSyncKind::kEventSynchronize:
-      return "Event Sync";
-    case CuptiSyncKind::kStreamWaitEvent:
-      return "Stream Wait Event";
-    case CuptiSyncKind::kStreamSynchronize:
-      return "Stream Sync";
-    case CuptiSyncKind::kContextSynchronize:
-      return "Context Sync";
-    case CuptiSyncKind::kUnknown:
-      break;
-  }
-  return "Unknown";
+  static constexpr const char* kNames[] = {"Unknown", "Event Sync", "Stream Wait Event",
+                                           "Stream Sync", "Context Sync"};
+  return name_of(kind, kNames);
 }
 
 CuptiEventConverter::CuptiEventConverter(CuptiConvertOptions options) : options_(options) {}
@@ -256,18 +237,8 @@ std::vector<trace::Event> CuptiEventConverter::convert(const CuptiRecords& batch
 
   for (const auto& k : batch.kernels) {
     if (!timed(k.start, k.end)) continue;
-    trace::Event e{demangle(k.name),
-                   trace::cat::kKernel,
-                   'X',
-                   to_trace(k.start),
-                   static_cast<std::int64_t>(k.end - k.start),
-                   std::int64_t{k.device},
-                   std::int64_t{k.stream}};
-    e.add("device", std::int64_t{k.device})
-        .add("context", std::int64_t{k.context})
-        .add("stream", std::int64_t{k.stream})
-        .add("correlation", std::int64_t{k.correlation})
-        .add("registers per thread", std::int64_t{k.registers_per_thread})
+    trace::Event e = gpu_event(demangle(k.name), trace::cat::kKernel, k, to_trace(k.start));
+    e.add("registers per thread", std::int64_t{k.registers_per_thread})
         .add("shared memory", k.shared_memory)
         .add("grid", dim3_text(k.grid))
         .add("block", dim3_text(k.block));
@@ -281,15 +252,9 @@ std::vector<trace::Event> CuptiEventConverter::convert(const CuptiRecords& batch
     if (!timed(m.start, m.end)) continue;
     std::string name = std::string("Memcpy ") + memcpy_kind_name(m.kind) + " (" +
                        memory_kind_name(m.src_kind) + " -> " + memory_kind_name(m.dst_kind) + ")";
-    auto dur = static_cast<std::int64_t>(m.end - m.start);
-    trace::Event e{std::move(name),        trace::cat::kGpuMemcpy, 'X', to_trace(m.start), dur,
-                   std::int64_t{m.device}, std::int64_t{m.stream}};
-    e.add("device", std::int64_t{m.device})
-        .add("context", std::int64_t{m.context})
-        .add("stream", std::int64_t{m.stream})
-        .add("correlation", std::int64_t{m.correlation})
-        .add(trace::arg::kBytes, static_cast<std::int64_t>(m.bytes))
-        .add("memory bandwidth (GB/s)", bandwidth(m.bytes, dur));
+    trace::Event e = gpu_event(std::move(name), trace::cat::kGpuMemcpy, m, to_trace(m.start));
+    e.add(trace::arg::kBytes, static_cast<std::int64_t>(m.bytes))
+        .add("memory bandwidth (GB/s)", bandwidth(m.bytes, e.dur));
     if (external_.count(m.correlation) != 0 || m.runtime_correlation == 0) {
       attribute(m.correlation, e, true);
     } else {
@@ -302,20 +267,10 @@ std::vector<trace::Event> CuptiEventConverter::convert(const CuptiRecords& batch
 
   for (const auto& m : batch.memsets) {
     if (!timed(m.start, m.end)) continue;
-    auto dur = static_cast<std::int64_t>(m.end - m.start);
-    trace::Event e{std::string("Memset (") + memory_kind_name(m.memory_kind) + ")",
-                   trace::cat::kGpuMemset,
-                   'X',
-                   to_trace(m.start),
-                   dur,
-                   std::int64_t{m.device},
-                   std::int64_t{m.stream}};
-    e.add("device", std::int64_t{m.device})
-        .add("context", std::int64_t{m.context})
-        .add("stream", std::int64_t{m.stream})
-        .add("correlation", std::int64_t{m.correlation})
-        .add(trace::arg::kBytes, static_cast<std::int64_t>(m.bytes))
-        .add("memory bandwidth (GB/s)", bandwidth(m.bytes, dur));
+    trace::Event e = gpu_event(std::string("Memset (") + memory_kind_name(m.memory_kind) + ")",
+                               trace::cat::kGpuMemset, m, to_trace(m.start));
+    e.add(trace::arg::kBytes, static_cast<std::int64_t>(m.bytes))
+        .add("memory bandwidth (GB/s)", bandwidth(m.bytes, e.dur));
     attribute(m.correlation, e, true);
     ++stats_.memsets;
     link(m.correlation, 0, e, out);

@@ -5,9 +5,10 @@
 // Environment:
 //   DAGSGD_CUPTI_DIR       where to write; without it the library does nothing
 //   DAGSGD_CUPTI_FLUSH_MS  how often a background thread flushes (default 1000; 0 = only at exit)
-// Output: <dir>/rank-<r>.cupti.trace.json under an MPI launcher (rank from OMPI_COMM_WORLD_RANK,
-// PMIX_RANK, PMI_RANK or SLURM_PROCID), else <dir>/pid-<pid>.cupti.trace.json. ts=0 is the
-// CLOCK_MONOTONIC instant of initialisation, written as baseTimeNanoseconds.
+//   DAGSGD_RUN_ID          the run's id (`dagsgd collect` sets it), written into distributedInfo
+// Output: <dir>/rank-<r>.cupti.trace.json under an MPI launcher (launcher.h), else
+// <dir>/pid-<pid>.cupti.trace.json. ts=0 is the CLOCK_MONOTONIC instant of initialisation,
+// written as baseTimeNanoseconds.
 #include <time.h>
 #include <unistd.h>
 
@@ -17,10 +18,12 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
-#include "dagsgd/runtime/cupti_collector.h"
+#include "dagsgd/runtime/cuda/cupti_collector.h"
+#include "dagsgd/runtime/launcher.h"
 
 namespace dagsgd::runtime {
 namespace {
@@ -47,14 +50,6 @@ int env_int(const char* name, int fallback) {
     return fallback;
   }
   return static_cast<int>(n);
-}
-
-int launcher_value(const char* const* names) {
-  for (const char* const* n = names; *n != nullptr; ++n) {
-    const char* v = std::getenv(*n);
-    if (v != nullptr && *v != '\0') return std::atoi(v);
-  }
-  return -1;
 }
 
 struct Session {
@@ -94,15 +89,10 @@ void at_exit() {
 int initialize() {
   const char* dir = std::getenv("DAGSGD_CUPTI_DIR");
   if (dir == nullptr || *dir == '\0' || g_session != nullptr) return 1;
-  static const char* const kRankVars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-                                          "SLURM_PROCID", nullptr};
-  static const char* const kSizeVars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
-                                          nullptr};
-  int rank = launcher_value(kRankVars);
-  int size = launcher_value(kSizeVars);
+  const std::optional<LauncherEnv> launcher = launcher_env();
   std::string path =
       std::string(dir) + "/" +
-      (rank >= 0 ? "rank-" + std::to_string(rank) : "pid-" + std::to_string(::getpid())) +
+      (launcher ? "rank-" + std::to_string(launcher->rank) : "pid-" + std::to_string(::getpid())) +
       ".cupti.trace.json";
   std::int64_t base = monotonic_ns();
   // The collector first: without a GPU it fails and no empty trace file is left behind.
@@ -114,8 +104,11 @@ int initialize() {
     report(collector.error().message);
     return 1;
   }
+  const LauncherEnv where = launcher.value_or(LauncherEnv{});
+  const char* run_id = std::getenv("DAGSGD_RUN_ID");
   auto writer = trace::TraceWriter::open(
-      path, trace::DistributedInfo{rank < 0 ? 0 : rank, size < 1 ? 1 : size, "mpi"}, base);
+      path, trace::DistributedInfo{where.rank, where.size, "mpi", run_id != nullptr ? run_id : ""},
+      base);
   if (!writer.ok()) {
     report(writer.error().message);
     return 1;

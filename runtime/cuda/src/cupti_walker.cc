@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "cupti_versions.h"
-#include "dagsgd/runtime/cupti_collector.h"
+#include "dagsgd/runtime/cuda/cupti_collector.h"
 
 namespace dagsgd::runtime {
 
@@ -49,6 +49,17 @@ CuptiMemoryKind memory_kind(unsigned v) {
              : CuptiMemoryKind::kUnknown;
 }
 
+// The fields every GPU activity record of CUPTI has under the same names.
+template <class Record>
+void copy_activity(const Record& r, CuptiGpuActivity& c) {
+  c.start = r.start;
+  c.end = r.end;
+  c.device = r.deviceId;
+  c.context = r.contextId;
+  c.stream = r.streamId;
+  c.correlation = r.correlationId;
+}
+
 void walk_one(const CUpti_Activity* r, CuptiRecords& out) {
   switch (r->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -56,12 +67,7 @@ void walk_one(const CUpti_Activity* r, CuptiRecords& out) {
       const auto& k = as<v::Kernel>(r);
       CuptiKernel c;
       c.name = k.name != nullptr ? k.name : "";
-      c.start = k.start;
-      c.end = k.end;
-      c.device = k.deviceId;
-      c.context = k.contextId;
-      c.stream = k.streamId;
-      c.correlation = k.correlationId;
+      copy_activity(k, c);
       c.grid[0] = k.gridX;
       c.grid[1] = k.gridY;
       c.grid[2] = k.gridZ;
@@ -82,12 +88,7 @@ void walk_one(const CUpti_Activity* r, CuptiRecords& out) {
       c.src_kind = memory_kind(m.srcKind);
       c.dst_kind = memory_kind(m.dstKind);
       c.bytes = m.bytes;
-      c.start = m.start;
-      c.end = m.end;
-      c.device = m.deviceId;
-      c.context = m.contextId;
-      c.stream = m.streamId;
-      c.correlation = m.correlationId;
+      copy_activity(m, c);
       c.runtime_correlation = m.runtimeCorrelationId;
       out.memcpys.push_back(c);
       break;
@@ -98,12 +99,7 @@ void walk_one(const CUpti_Activity* r, CuptiRecords& out) {
       c.memory_kind = memory_kind(m.memoryKind);
       c.value = m.value;
       c.bytes = m.bytes;
-      c.start = m.start;
-      c.end = m.end;
-      c.device = m.deviceId;
-      c.context = m.contextId;
-      c.stream = m.streamId;
-      c.correlation = m.correlationId;
+      copy_activity(m, c);
       out.memsets.push_back(c);
       break;
     }

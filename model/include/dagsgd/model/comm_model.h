@@ -8,6 +8,7 @@
 
 #include "dagsgd/model/expected.h"
 #include "dagsgd/model/hardware.h"
+#include "dagsgd/model/registry.h"
 #include "dagsgd/model/units.h"
 
 namespace dagsgd::model {
@@ -88,6 +89,8 @@ Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
 // a measured curve).
 std::vector<std::string> comm_algorithm_names();
 inline constexpr const char* kMeasuredAlgorithm = "measured";
+// Every name ExchangeConfig::algorithm accepts: the formulas, "auto" and "measured".
+const NameRegistry& collective_algorithms();
 
 // "auto" takes the cheaper of double binary tree and ring, as NCCL's tuning does; without an
 // eager/rendezvous step that is the tree below this many bytes (where the two costs cross on

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dagsgd/model/expected.h"
+#include "dagsgd/model/registry.h"
 #include "dagsgd/model/units.h"
 
 namespace dagsgd::model {
@@ -58,6 +59,9 @@ class HardwareCatalog {
   // Unknown names give an error that lists the valid ones.
   Expected<GpuSpec> gpu(const std::string& name) const;
   Expected<FabricSpec> fabric(const std::string& name) const;
+  // The valid names, sorted, for checks and listings.
+  NameRegistry gpu_names() const;
+  NameRegistry fabric_names() const;
   const std::vector<GpuSpec>& gpus() const { return gpus_; }
   const std::vector<FabricSpec>& fabrics() const { return fabrics_; }
 

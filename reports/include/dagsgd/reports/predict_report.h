@@ -6,16 +6,15 @@
 #include <vector>
 
 #include "dagsgd/sim/predict.h"
+#include "dagsgd/sim/scenario.h"
 
 namespace dagsgd::reports {
 
-// The scenario as the user stated it, echoed in both renderings (ordered key/value pairs).
-using Scenario = std::vector<std::pair<std::string, std::string>>;
-
-std::string predict_text(const Scenario& scenario, const sim::PredictResult& r);
+// `scenario`: as the user stated it, echoed in both renderings.
+std::string predict_text(const sim::Description& scenario, const sim::PredictResult& r);
 // One JSON object: iteration_time_s, throughput_samples_per_s, speedup, efficiency, breakdown
 // (forward, backward, comm_total, comm_exposed, update, io, h2d, idle; seconds), critical_path,
 // bottleneck, and more. Deterministic: the same input gives the same bytes.
-std::string predict_json(const Scenario& scenario, const sim::PredictResult& r);
+std::string predict_json(const sim::Description& scenario, const sim::PredictResult& r);
 
 }  // namespace dagsgd::reports

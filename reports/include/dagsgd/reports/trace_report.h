@@ -25,7 +25,6 @@ std::string replay_json(const trace::ImportedRun& run, const trace::TraceDag& da
 
 // The simulated run in the Chrome Trace Event (Kineto) layout: one process per rank and one
 // for the cross-rank collectives, one thread per DAG resource; times in microseconds.
-std::string simulated_timeline(const trace::ImportedRun& run, const trace::TraceDag& dag,
-                               const sim::ReplayResult& r);
+std::string simulated_timeline(const trace::TraceDag& dag, const sim::ReplayResult& r);
 
 }  // namespace dagsgd::reports

@@ -17,11 +17,17 @@ enum class Precision { kFp32, kFp16 };
 enum class SyncKind { kBsp, kEasgd };
 enum class DeviceKind { kCpu, kCuda };
 
+// The largest --epochs, and the epoch count that --iterations alone stands for ("unlimited").
+inline constexpr int kMaxEpochs = 1'000'000;
+inline constexpr int kUnlimitedEpochs = 1 << 20;
+// The largest TAU of --sync easgd:TAU,ALPHA.
+inline constexpr int kMaxEasgdTau = 1'000'000;
+
 struct TrainConfig {
   std::string model = "mlp";                   // mlp, cnn, or a network-spec file
   std::vector<std::int64_t> widths{256, 128};  // hidden widths of the mlp
   int epochs = 1;
-  std::int64_t iterations = 0;  // 0: no limit (epochs decide)
+  std::int64_t iterations = 0;  // 0: no limit (epochs decide); the flag itself must be >= 1
   int batch = 64;               // per rank
   double lr = 0.05;
   double momentum = 0.9;
@@ -42,11 +48,40 @@ struct TrainConfig {
   DeviceKind device = DeviceKind::kCpu;
 };
 
+// The flags of `dagsgd train` as typed ("" = not given). They are parsed here rather than by the
+// argument parser, so that a bad value is reported once, by rank 0, with the flag named.
+struct TrainFlags {
+  std::string model = "mlp";
+  std::string widths;
+  std::string epochs;
+  std::string iterations;
+  std::string batch;
+  std::string lr;
+  std::string momentum;
+  std::string seed;
+  std::string exchange = "allreduce";
+  std::string overlap = "none";
+  std::string precision = "fp32";
+  std::string topk;
+  std::string sync = "bsp";
+  std::string trace;
+  bool force = false;
+  std::string data;
+  std::string warmup;
+  bool no_eval = false;
+  std::string device = "cpu";
+};
+
+// The configuration the flags ask for, checked (validate()); `extras` are arguments no flag
+// took. Errors are one line naming the flag and the value.
+model::Expected<TrainConfig> config_from_flags(const TrainFlags& flags,
+                                               const std::vector<std::string>& extras = {});
+
 model::Expected<ExchangeKind> parse_exchange(const std::string& s);
 // "none", "wfbp" or "bucket:MB" (MiB, > 0); fills overlap and bucket_mib.
 model::Expected<void> parse_overlap(const std::string& s, TrainConfig& cfg);
 model::Expected<Precision> parse_precision(const std::string& s);
-// "bsp" or "easgd:TAU,ALPHA" (TAU >= 1, 0 < ALPHA < 1).
+// "bsp" or "easgd:TAU,ALPHA" (1 <= TAU <= kMaxEasgdTau, 0 < ALPHA < 1).
 model::Expected<void> parse_sync(const std::string& s, TrainConfig& cfg);
 // "256,128": positive integers.
 model::Expected<std::vector<std::int64_t>> parse_widths(const std::string& s);

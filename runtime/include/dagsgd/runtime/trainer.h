@@ -10,6 +10,7 @@
 
 #include "dagsgd/model/expected.h"
 #include "dagsgd/runtime/layers.h"
+#include "dagsgd/runtime/model_builder.h"
 #include "dagsgd/runtime/train_config.h"
 #include "dagsgd/trace/manifest.h"
 
@@ -31,15 +32,6 @@ class MpiSession {
   int rank_ = 0;
   int size_ = 1;
 };
-
-// The rank this process will have, from the launcher's environment, before MPI_Init (0 when not
-// launched by mpirun): lets only rank 0 report bad flags.
-int launcher_rank();
-
-// The layers of `cfg.model` for 28x28 grey images and 10 classes: "mlp" (fc+relu with
-// cfg.widths), "cnn" (two conv+relu+pool blocks, then fc+relu+fc), or a network-spec file whose
-// layers are fc and relu only.
-model::Expected<std::vector<std::unique_ptr<Layer>>> build_model(const TrainConfig& cfg);
 
 struct EpochResult {
   int epoch = 0;                // 1-based
@@ -64,13 +56,17 @@ using LogFn = std::function<void(const std::string&)>;
 model::Expected<TrainResult> train(const TrainConfig& cfg, const std::vector<std::string>& argv,
                                    const LogFn& log);
 
-// The training loop with in-memory data, for benchmarks: `step()` runs one iteration.
+// The training loop with in-memory data, for benchmarks: `step()` runs one iteration. With
+// `tracing`, spans are recorded (and counted) but go to no file.
 class Trainer {
  public:
   // Collective (the exchange duplicates communicators). `train_set` is this rank's shard.
   static model::Expected<std::unique_ptr<Trainer>> create(const TrainConfig& cfg,
                                                           struct Dataset train_set, bool tracing);
   ~Trainer();
+  // From now on, spans (tracing must be on) go to a rank trace at `path` after every iteration,
+  // as with `dagsgd train --trace`: the streaming cost shows in step().
+  model::Expected<void> stream_trace(const std::string& path);
   // One iteration; returns its duration in ns on this rank's clock.
   std::int64_t step();
   std::int64_t events_recorded() const;
@@ -79,8 +75,7 @@ class Trainer {
   Trainer();
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  friend model::Expected<TrainResult> train(const TrainConfig&, const std::vector<std::string>&,
-                                            const LogFn&);
+  friend class TrainingRun;  // train()'s steps (runtime/src/train.cc)
 };
 
 }  // namespace dagsgd::runtime

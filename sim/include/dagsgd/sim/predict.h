@@ -8,6 +8,7 @@
 
 #include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/ssgd.h"
+#include "dagsgd/model/topology.h"
 #include "dagsgd/model/units.h"
 #include "dagsgd/sim/analysis.h"
 
@@ -33,6 +34,19 @@ struct PredictRequest {
   std::optional<EasgdConfig> easgd;
   int iterations = 3;          // simulated; the last is reported
   bool keep_timeline = false;  // fill PredictResult::timeline
+  // The flow-level tier: collectives as transfers on this cluster's links (its GPU ranks are
+  // the workers), sharing them; nullptr: the analytical tier prices each collective alone.
+  // `topology` still prices the fixed parts (startup latencies, reduction).
+  std::shared_ptr<const model::ClusterTopology> cluster;
+};
+
+// One link's load in the reported iteration (flow-level tier).
+struct LinkUse {
+  std::string link;        // "n0.gpu3 -> n0.plx1"
+  std::string kind;        // "pcie", "nvlink", "ethernet", ...
+  double busy = 0;         // fraction of the iteration with a transfer on it
+  double utilization = 0;  // bytes carried / (bandwidth x iteration)
+  double gigabytes = 0;    // carried in the iteration
 };
 
 // One task of the reported iteration, for drawing timelines; times from the iteration's start
@@ -68,7 +82,9 @@ struct PredictResult {
   std::string algorithm;  // the algorithm of the largest group
   std::size_t tasks = 0;
   std::uint64_t events = 0;
-  std::vector<TimelineSpan> timeline;  // the reported iteration, when keep_timeline
+  std::vector<TimelineSpan> timeline;      // the reported iteration, when keep_timeline
+  std::string network_model = "analytic";  // "flow" with a cluster
+  std::vector<LinkUse> busiest_links;      // flow tier: the busiest links, busiest first
 };
 
 // Builds and simulates the DAG with every worker present (no symmetry shortcut).

@@ -10,7 +10,6 @@
 #include "dagsgd/model/expected.h"
 #include "dagsgd/model/units.h"
 #include "dagsgd/sim/engine.h"
-#include "dagsgd/trace/importer.h"
 #include "dagsgd/trace/trace_dag.h"
 
 namespace dagsgd::sim {
@@ -28,8 +27,16 @@ struct RankTime {
   model::Nanos idle = 0;          // nothing of the rank runs
 };
 
+// Where a replay's collective durations come from.
+enum class CommSource {
+  kMeasured,  // the traced durations
+  kRun,       // a model fitted to the run's own collectives
+  kFabric,    // a target fabric's model
+};
+const char* comm_source_name(CommSource s);  // "measured", "run", "fabric"
+
 struct CommModelInfo {
-  std::string source;  // "measured", "run" (fitted to the run's collectives), "fabric"
+  CommSource source = CommSource::kMeasured;
   std::string algorithm;
   model::Topology topology;
   int points = 0;           // (bytes, time) pairs used for a fit
@@ -100,12 +107,12 @@ struct ReplayResult {
   SimResult sim;
 };
 
-// `tdag` keeps measured durations; the replay works on a copy of the durations.
+// `tdag` keeps measured durations; the replay works on a copy of the durations. Everything it
+// needs of the run is in the DAG (trace::TraceDag).
 model::Expected<ReplayResult> replay_trace(const trace::TraceDag& tdag,
-                                           const trace::ImportedRun& run,
                                            const ReplayOptions& options);
 
-// Simple topology for the run: nodes from the manifest's hosts (ours) or 8 GPUs per node.
-model::Topology run_topology(const trace::ImportedRun& run, const trace::TraceDag& tdag);
+// Simple topology for the run: nodes from the hosts the run recorded (ours) or 8 GPUs per node.
+model::Topology run_topology(const trace::TraceDag& tdag);
 
 }  // namespace dagsgd::sim

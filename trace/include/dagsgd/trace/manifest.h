@@ -2,7 +2,9 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dagsgd/model/expected.h"
@@ -37,6 +39,9 @@ struct RunManifest {
   double clock_residual_ns = 0;     // max residual of cross-rank clock alignment
   std::vector<std::string> traces;  // trace file names, relative to the run directory
   std::string status = "ok";        // "ok", or what went wrong
+  // Names this run; every rank trace written for it carries the same one in distributedInfo, so a
+  // reader can tell a stray file of another run. Always written; "" when read from an old run.
+  std::string run_id;
 };
 
 std::string manifest_to_json(const RunManifest& m);
@@ -45,6 +50,8 @@ model::Expected<RunManifest> manifest_from_json(const std::string& text, const s
 // The standard file names of a run directory.
 inline constexpr const char* kManifestName = "manifest.json";
 std::string rank_trace_name(int rank);  // "rank-<r>.trace.json"
+// The rank of a file named by rank_trace_name(), nullopt for any other name (".gz" included).
+std::optional<int> parse_rank_trace_name(std::string_view file_name);
 
 model::Expected<void> write_manifest(const std::string& run_dir, const RunManifest& m);
 model::Expected<RunManifest> read_manifest(const std::string& run_dir);

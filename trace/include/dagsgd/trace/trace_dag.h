@@ -9,15 +9,24 @@
 #include "dagsgd/model/dag.h"
 #include "dagsgd/model/expected.h"
 #include "dagsgd/model/units.h"
+#include "dagsgd/trace/collective.h"
 #include "dagsgd/trace/importer.h"
 
 namespace dagsgd::trace {
+
+// How the DAG was read from the traces.
+enum class TraceMode {
+  kSsgd,    // our runtime's phase spans (dagsgd train)
+  kKineto,  // calls, kernels and syncs (Kineto/PyTorch profiler, our PMPI tracer)
+};
+const char* trace_mode_name(TraceMode m);  // "ssgd", "kineto"
 
 // Where a task of the DAG came from, parallel to the Dag's tasks.
 struct TraceTask {
   std::int32_t rank = 0;            // -1 for a cross-rank collective join
   std::int32_t event = -1;          // index into the rank's events; -1 for gaps and joins
   std::int32_t collective = -1;     // index into TraceDag::collectives for comm tasks
+  std::int32_t name = -1;           // index into TraceDag::names; -1 for gaps and joins
   model::Nanos measured_start = 0;  // on the run's axis, relative to ImportedRun::origin
   model::Nanos measured_dur = 0;
   bool main_thread = false;  // on the thread that carries the iterations (ProfilerStep)
@@ -28,7 +37,8 @@ struct TraceTask {
 
 // One collective across the ranks: its join task, what each rank brought and when.
 struct TraceCollective {
-  std::string name;        // allreduce, broadcast, ...
+  std::string name;  // allreduce, broadcast, ... (as the trace names it)
+  CollectiveKind kind = CollectiveKind::kNone;
   std::int64_t bytes = 0;  // per rank
   int ranks = 1;           // ranks that take part (group size)
   int iteration = 0;
@@ -55,7 +65,8 @@ struct TraceDag {
   model::Dag dag;
   std::vector<TraceTask> tasks;
   std::vector<TraceCollective> collectives;
-  std::string mode;  // "ssgd" (our runtime's phase spans) or "kineto" (calls, kernels, syncs)
+  TraceMode mode = TraceMode::kKineto;
+  std::string source;  // where the run was read from (its directory or first file), for messages
   int ranks = 1;
   int main_rank = 0;
   // Iteration boundaries on the main rank's main thread: task whose simulated start begins
@@ -67,6 +78,17 @@ struct TraceDag {
   int warmup = 0;                                // leading iterations left out of means
   // Measured iteration boundaries per rank (start of each iteration, then the end).
   std::vector<std::vector<model::Nanos>> rank_bounds;
+  // Where the ranks ran, from our runtime's manifest (empty when the run does not say): per
+  // rank, its host name, its machine (kernel boot id: ranks with one share its cores) and the
+  // CPUs it could use.
+  std::vector<std::string> hosts;
+  std::vector<std::string> machines;
+  std::vector<int> cpus;
+  // The algorithm NCCL's kernel names carry ("ring", "tree"), or "" when the trace says none.
+  std::string traced_algorithm;
+  // Names of the events tasks came from (TraceTask::name), deduplicated across ranks.
+  std::vector<std::string> names;
+  const std::string& task_name(model::TaskId t) const;  // "" for gaps and joins
 };
 
 // Builds the DAG with measured durations everywhere (comm tasks: their measured duration after

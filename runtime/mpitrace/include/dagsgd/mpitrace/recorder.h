@@ -10,6 +10,7 @@
 
 #include "dagsgd/model/expected.h"
 #include "dagsgd/runtime/clock_sync.h"
+#include "dagsgd/runtime/rank_trace.h"
 #include "dagsgd/trace/event.h"
 #include "dagsgd/trace/trace_writer.h"
 
@@ -33,17 +34,8 @@ struct CallInfo {
   std::int64_t recv_bytes = -1;  // MPI_Sendrecv: bytes received (-1: not applicable)
 };
 
-struct RecorderConfig {
-  std::string path;
-  int rank = 0;
-  int world_size = 1;
-  // Rank 0's clock at MPI_Init: ts = 0 in every rank's trace.
-  std::int64_t base_ns = 0;
-  runtime::ClockSample start;
-  std::string host;
-  std::int64_t os_pid = 0;
-  std::size_t buffer_bytes = 1 << 16;
-};
+// The trace file, its rank, time axis (base_ns: rank 0's clock at MPI_Init) and run id.
+using RecorderConfig = runtime::RankTraceConfig;
 
 class Recorder {
  public:
@@ -71,15 +63,19 @@ class Recorder {
   std::int64_t events_dropped() const noexcept { return dropped_; }
   // Maps a local time onto the trace's time axis (rank 0's clock at the start sample).
   std::int64_t to_trace_ns(std::int64_t local) const noexcept {
-    return local - config_.start.offset_ns - config_.base_ns;
+    return runtime::to_trace_ns(config_, local);
   }
 
  private:
   explicit Recorder(RecorderConfig config) : config_(std::move(config)) {}
   bool lock(long max_spins) noexcept;
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-  void write_locked(const trace::Event& e) noexcept;
-  void name_track_locked(int tid, const char* label, int index);
+  // Fills scratch_ with a call's span on `tid` and writes it; `named` tracks which of the first
+  // 64 tracks of its kind got their thread_name record.
+  template <class ExtraArgs>
+  void record_locked(const CallInfo& call, std::int64_t start_local, std::int64_t end_local,
+                     int tid, int index, std::uint64_t& named, const char* label,
+                     ExtraArgs extra) noexcept;
 
   RecorderConfig config_;
   trace::TraceWriter writer_;

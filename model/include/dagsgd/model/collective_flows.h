@@ -1,0 +1,68 @@
+// A collective as the flow-level tier sees it: phases that run one after another, each a fixed
+// part (startup latencies, rendezvous, reduction: what the analytical model charges for them)
+// followed by point-to-point transfers between GPU ranks that share the cluster's links. The
+// transfers of one phase advance together: a ring step waits for its slowest edge.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dagsgd/model/comm_model.h"
+#include "dagsgd/model/expected.h"
+#include "dagsgd/model/units.h"
+
+namespace dagsgd::model {
+
+struct Transfer {
+  int src = 0;  // GPU rank
+  int dst = 0;
+};
+
+// Which transfers each phase makes; independent of the message size, so one pattern serves
+// every collective of an algorithm over the same ranks.
+struct FlowPattern {
+  std::string algorithm;
+  std::vector<std::vector<Transfer>> phases;
+};
+
+struct FlowPhaseAmount {
+  double fixed = 0;  // ns before the transfers: startups (+ rendezvous) and reduction
+  double bytes = 0;  // carried by every transfer of the phase
+};
+
+struct FlowPlan {
+  std::shared_ptr<const FlowPattern> pattern;
+  std::vector<FlowPhaseAmount> amounts;  // one per pattern phase
+  // What the analytical tier charges for it: equal to the flow tier's time when no link is
+  // shared more than the formula assumes.
+  Nanos analytical = 0;
+};
+
+// Builds flow plans for one group of ranks under one exchange configuration; patterns are made
+// once per algorithm and shared.
+class CollectiveFlows {
+ public:
+  // `order`: the ranks taking part, in the order the library arranges them (its ring: node by
+  // node, each node's GPUs in their intra-node ring order); rank / topo.gpus_per_node is the
+  // node of a rank. `topo` prices the fixed parts (its link classes' alpha, rendezvous, gamma)
+  // and decides "auto" as the analytical tier does.
+  static Expected<CollectiveFlows> make(const Topology& topo, const ExchangeConfig& config,
+                                        std::vector<int> order);
+
+  // The plan of one collective of `elements` gradient elements (the dense allreduce, or the
+  // top-k allgather when config.topk > 0). Parameter servers on dedicated nodes have no GPU
+  // endpoints: their phases are all fixed (the analytical cost).
+  FlowPlan plan(std::int64_t elements) const;
+  const CommModel& analytical() const { return *analytical_; }
+
+ private:
+  Topology topo_;
+  ExchangeConfig config_;
+  std::vector<int> order_;
+  std::shared_ptr<const CommModel> analytical_;
+  mutable std::vector<std::shared_ptr<const FlowPattern>> patterns_;  // by algorithm, made once
+};
+
+}  // namespace dagsgd::model

@@ -1,0 +1,19 @@
+// Rendering a fabric calibration (sim/calibrate.h) for people (text) and machines (JSON).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dagsgd/sim/calibrate.h"
+
+namespace dagsgd::reports {
+
+// The fit, its residuals per point and the entry. `no_step`: the step was not looked for.
+std::string calibration_text(const sim::LogCalibration& c, const std::string& algorithm,
+                             bool no_step, const std::string& written_to);
+// One JSON object: logs, benchmark, ranks, algorithm, statistic, alpha/beta/step, residuals,
+// points and the entry ("fabric").
+std::string calibration_json(const sim::LogCalibration& c, const std::vector<std::string>& logs,
+                             const std::string& algorithm, const std::string& written_to);
+
+}  // namespace dagsgd::reports

@@ -1,0 +1,38 @@
+// Rendering `dagsgd validate`'s results: the table people read (modes side by side per pair
+// of fabrics) and validation.json (docs/validation.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dagsgd/sim/validation.h"
+
+namespace dagsgd::reports {
+
+struct ValidationProfile {
+  std::string name;
+  std::string tc_rate;
+  double rate_gbps = 0;
+  double latency_us = 0;
+};
+
+struct ValidationReport {
+  int cores = 0;
+  int iterations = 0;
+  int warmup = 0;
+  int batch = 0;
+  int ranks_per_host = 1;
+  bool host_cpu_model = true;
+  std::vector<ValidationProfile> profiles;
+  std::vector<sim::MeasuredRun> measured;
+  std::vector<sim::ValidationPrediction> predictions;
+  std::vector<std::string> problems;
+  double wall_s = 0;
+};
+
+// One line per (source, target, configuration) with every mode's prediction and the error of
+// the last mode, then a summary line per mode.
+std::string validation_table(const ValidationReport& r);
+std::string validation_json(const ValidationReport& r);
+
+}  // namespace dagsgd::reports

@@ -1,0 +1,86 @@
+// Text and JSON renderings of a fabric calibration.
+#include "dagsgd/reports/calibrate_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "dagsgd/model/format.h"
+
+namespace dagsgd::reports {
+
+namespace {
+
+constexpr double kBytesPerSecPerGbps = 1e9 / 8;
+
+}  // namespace
+
+std::string calibration_text(const sim::LogCalibration& c, const std::string& algorithm,
+                             bool no_step, const std::string& written_to) {
+  using model::fmt;
+  const auto& fit = c.fit;
+  const std::string entry = model::fabric_to_json(c.fabric);
+  std::string out = "calibrate: " + c.sizes + "; " + algorithm + " formula; " +
+                    (c.max ? "Max Latency(us) column (the slowest rank)" : "average latency") +
+                    "\n";
+  out += fmt("fit: alpha %.2f us per message", fit.link.alpha_ns / 1e3) +
+         fmt(", beta %.4f ns/byte", fit.link.beta_ns_per_byte) +
+         fmt(" (%.3f Gbit/s", fit.bandwidth() / kBytesPerSecPerGbps) +
+         fmt(", %.3f GB/s)\n", fit.bandwidth() / 1e9);
+  if (fit.has_step()) {
+    out += fmt("     eager/rendezvous step: messages above %.0f bytes",
+               static_cast<double>(fit.link.eager_limit)) +
+           fmt(" pay %.2f us more\n", fit.link.rendezvous_ns / 1e3);
+  } else {
+    out +=
+        std::string("     no eager/rendezvous step") + (no_step ? " (--no-step)" : " found") + "\n";
+  }
+  out += fmt("residuals: rms %.2f us", fit.rms_ns / 1e3) +
+         fmt(", rms relative %.2f%%", fit.rms_relative * 100) +
+         fmt(", max relative %.2f%%", fit.max_relative_error * 100) +
+         fmt(" at %.0f bytes\n", static_cast<double>(fit.max_error_bytes));
+  char line[160];
+  std::snprintf(line, sizeof line, "\n%5s %12s %14s %14s %9s\n", "ranks", "bytes", "measured_us",
+                "fitted_us", "error");
+  out += line;
+  for (const auto& p : fit.points) {
+    std::snprintf(line, sizeof line, "%5d %12lld %14.2f %14.2f %8.2f%%\n", p.ranks,
+                  static_cast<long long>(p.bytes), p.measured_ns / 1e3, p.fitted_ns / 1e3,
+                  p.relative_error * 100);
+    out += line;
+  }
+  out += "\nfabric entry (load with --fabric-file):\n" + entry + "\n";
+  if (!written_to.empty()) out += "wrote '" + written_to + "'\n";
+  return out;
+}
+
+std::string calibration_json(const sim::LogCalibration& c, const std::vector<std::string>& logs,
+                             const std::string& algorithm, const std::string& written_to) {
+  const auto& fit = c.fit;
+  nlohmann::ordered_json j;
+  j["logs"] = logs;
+  j["benchmark"] = c.benchmark;
+  j["ranks"] = c.ranks;
+  j["algorithm"] = algorithm;
+  j["statistic"] = c.max ? "max" : "avg";
+  j["alpha_us"] = fit.link.alpha_ns / 1e3;
+  j["beta_ns_per_byte"] = fit.link.beta_ns_per_byte;
+  j["bandwidth_gbps"] = fit.bandwidth() / kBytesPerSecPerGbps;
+  j["eager_limit_bytes"] = fit.link.eager_limit;
+  j["rendezvous_latency_us"] = fit.link.rendezvous_ns / 1e3;
+  j["rms_us"] = fit.rms_ns / 1e3;
+  j["rms_relative_error"] = fit.rms_relative;
+  j["max_relative_error"] = fit.max_relative_error;
+  j["max_error_bytes"] = fit.max_error_bytes;
+  auto& pts = j["points"] = nlohmann::ordered_json::array();
+  for (const auto& p : fit.points) {
+    pts.push_back({{"ranks", p.ranks},
+                   {"bytes", p.bytes},
+                   {"measured_us", p.measured_ns / 1e3},
+                   {"fitted_us", p.fitted_ns / 1e3},
+                   {"relative_error", p.relative_error}});
+  }
+  j["fabric"] = nlohmann::ordered_json::parse(model::fabric_to_json(c.fabric));
+  if (!written_to.empty()) j["written_to"] = written_to;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace dagsgd::reports

@@ -1,0 +1,154 @@
+// The validation table and validation.json.
+#include "dagsgd/reports/validation_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "dagsgd/model/format.h"
+#include "dagsgd/model/paths.h"
+
+namespace dagsgd::reports {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+using model::fmt;
+
+// The modes' short labels, in the order of the table's columns.
+std::string mode_label(const std::string& mode) {
+  if (mode == "profile") return "(a)";
+  if (mode == "calibrated") return "(b)";
+  if (mode == "transfer") return "(c)";
+  return "(" + mode + ")";
+}
+
+std::vector<std::string> modes_in(const std::vector<sim::ValidationPrediction>& predictions) {
+  std::vector<std::string> modes;
+  for (const auto& p : predictions) {
+    if (std::find(modes.begin(), modes.end(), p.mode) == modes.end()) modes.push_back(p.mode);
+  }
+  return modes;
+}
+
+}  // namespace
+
+std::string validation_table(const ValidationReport& r) {
+  const auto modes = modes_in(r.predictions);
+  char line[512];
+  std::snprintf(line, sizeof line, "%-10s %-10s %5s %-7s %-9s %12s", "source", "target", "ranks",
+                "overlap", "model", "measured_s");
+  std::string out = line;
+  for (const auto& m : modes) {
+    std::snprintf(line, sizeof line, " %12s", ("pred" + mode_label(m) + "_s").c_str());
+    out += line;
+  }
+  if (!modes.empty()) {
+    std::snprintf(line, sizeof line, " %8s", ("err" + mode_label(modes.back())).c_str());
+    out += line;
+  }
+  out += "\n";
+  // The predictions of one (source, target) pair are consecutive, at most one per mode.
+  for (std::size_t i = 0; i < r.predictions.size();) {
+    const auto& first = r.predictions[i];
+    const auto& tgt = r.measured[first.target];
+    std::snprintf(line, sizeof line, "%-10s %-10s %5d %-7s %-9s %12.4f",
+                  r.measured[first.source].profile.c_str(), tgt.profile.c_str(), tgt.ranks,
+                  tgt.overlap.c_str(), tgt.model.c_str(), first.measured_s);
+    out += line;
+    std::string last_error = "-";
+    for (const auto& m : modes) {
+      std::string cell = "-";
+      last_error = "-";
+      if (i < r.predictions.size() && r.predictions[i].mode == m &&
+          r.predictions[i].source == first.source && r.predictions[i].target == first.target) {
+        const auto& p = r.predictions[i++];
+        if (p.ok) {
+          cell = fmt("%.4f", p.predicted_s);
+          last_error = fmt("%+.1f%%", p.error * 100);
+        }
+      }
+      std::snprintf(line, sizeof line, " %12s", cell.c_str());
+      out += line;
+    }
+    std::snprintf(line, sizeof line, " %8s\n", last_error.c_str());
+    out += line;
+  }
+  for (const auto& [mode, s] : sim::summarize(r.predictions)) {
+    std::snprintf(line, sizeof line,
+                  "mode %-10s %s: %d predictions, mean |error| %.1f%%, worst |error| %.1f%%",
+                  mode.c_str(), mode_label(mode).c_str(), s.predictions, s.mean_abs_error * 100,
+                  s.worst_abs_error * 100);
+    out += line;
+    if (s.failed > 0) out += ", " + std::to_string(s.failed) + " failed";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string validation_json(const ValidationReport& r) {
+  Json profiles = Json::array();
+  for (const auto& p : r.profiles) {
+    profiles.push_back({{"name", p.name},
+                        {"tc_rate", p.tc_rate},
+                        {"rate_gbps", p.rate_gbps},
+                        {"latency_us", p.latency_us}});
+  }
+  Json measured = Json::array();
+  for (const auto& m : r.measured) {
+    Json j{{"profile", m.profile},
+           {"ranks", m.ranks},
+           {"overlap", m.overlap},
+           {"model", m.model},
+           {"run_dir", m.run_dir}};
+    if (m.ok) {
+      j["mean_iteration_s"] = m.mean_s;
+      j["p50_iteration_s"] = m.p50_s;
+    } else {
+      j["failure"] = m.error;
+    }
+    measured.push_back(j);
+  }
+  Json rows = Json::array();
+  for (const auto& p : r.predictions) {
+    const auto& tgt = r.measured[p.target];
+    Json row{{"source", r.measured[p.source].profile},
+             {"target", tgt.profile},
+             {"ranks", tgt.ranks},
+             {"overlap", tgt.overlap},
+             {"model", tgt.model},
+             {"mode", p.mode},
+             {"measured_iteration_s", p.measured_s}};
+    if (p.ok) {
+      row["predicted_iteration_s"] = p.predicted_s;
+      row["error"] = p.error;
+    } else {
+      row["failure"] = p.failure;
+    }
+    rows.push_back(row);
+  }
+  Json summary = Json::object();
+  for (const auto& [mode, s] : sim::summarize(r.predictions)) {
+    summary[mode] = {{"predictions", s.predictions},
+                     {"failed", s.failed},
+                     {"mean_abs_error", s.mean_abs_error},
+                     {"worst_abs_error", s.worst_abs_error}};
+  }
+  Json doc{{"tool_version", model::tool_version()},
+           {"cores", r.cores},
+           {"iterations", r.iterations},
+           {"warmup", r.warmup},
+           {"batch", r.batch},
+           {"ranks_per_host", r.ranks_per_host},
+           {"host_cpu_model", r.host_cpu_model},
+           {"profiles", profiles},
+           {"measured", measured},
+           {"predictions", rows},
+           {"summary", summary},
+           {"problems", r.problems},
+           {"wall_s", r.wall_s}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace dagsgd::reports

@@ -1,0 +1,182 @@
+// Runs on the emulated cluster (emulated_cluster.h): profiles, the micro-benchmark and traced
+// training, each a child process under the cluster script with its output in a log.
+#include "dagsgd/runtime/emulated_cluster.h"
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "dagsgd/model/io.h"
+#include "dagsgd/runtime/process.h"
+#include "dagsgd/trace/manifest.h"
+
+namespace dagsgd::runtime {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+model::Expected<std::vector<ClusterProfile>> load_cluster_profiles(const std::string& path) {
+  auto text = model::read_file(path);
+  if (!text) return text.error();
+  Json doc = Json::parse(*text, nullptr, false);
+  const std::string where = "profile file '" + path + "'";
+  if (doc.is_discarded()) return model::Error{where + ": not valid JSON"};
+  if (!doc.contains("profiles") || !doc["profiles"].is_array()) {
+    return model::Error{where + ": no 'profiles' list"};
+  }
+  std::vector<ClusterProfile> out;
+  for (std::size_t i = 0; i < doc["profiles"].size(); ++i) {
+    const Json& row = doc["profiles"][i];
+    const std::string ctx = where + ": profile " + std::to_string(i);
+    ClusterProfile p;
+    if (!row.contains("name") || !row["name"].is_string()) {
+      return model::Error{ctx + ": 'name' missing or not a string"};
+    }
+    p.name = row["name"].get<std::string>();
+    for (const char* key : {"tc_rate", "source"}) {
+      if (!row.contains(key) || !row[key].is_string()) {
+        return model::Error{ctx + " ('" + p.name + "'): '" + key + "' missing or not a string"};
+      }
+    }
+    p.tc_rate = row["tc_rate"].get<std::string>();
+    p.source = row["source"].get<std::string>();
+    for (const char* key : {"rate_gbps", "latency_us"}) {
+      if (!row.contains(key) || !row[key].is_number() || !(row[key].get<double>() > 0) ||
+          row[key].get<double>() > 1e9) {
+        return model::Error{ctx + " ('" + p.name + "'): '" + key +
+                            "' missing or not a positive number"};
+      }
+    }
+    p.rate_gbps = row["rate_gbps"].get<double>();
+    p.latency_us = row["latency_us"].get<double>();
+    out.push_back(p);
+  }
+  return out;
+}
+
+// `mlp-wide` is the communication-heavy one: 1.86 M parameters (7.4 MB of fp32 gradient per
+// iteration) against ~0.7 GFLOP of compute per rank and iteration at batch 64; fc-wide.json
+// (36.8 M parameters, 147 MB) would take seconds per iteration on these links.
+const std::vector<TrainingModel>& training_models() {
+  static const std::vector<TrainingModel> kModels = {
+      {"cnn", "compute-heavy", {"--model", "cnn"}},
+      {"mlp-wide", "communication-heavy", {"--model", "mlp", "--widths", "1024,1024"}},
+      {"fc-small", "communication-light mlp", {"--model", "fc-small"}},
+      {"fc-wide", "communication-heavy (slow)", {"--model", "fc-wide"}},
+  };
+  return kModels;
+}
+
+std::string ExperimentRun::id() const {
+  return profile + "_p" + std::to_string(ranks) + "_" + overlap + "_" + model->name;
+}
+
+namespace {
+
+double now_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// What went wrong with a step, pointing at its log.
+std::string failed(const std::string& what, const ProcessResult& r, const std::string& log) {
+  return what + " " + r.describe() + " (see " + log + ")";
+}
+
+}  // namespace
+
+std::string Experiments::log_path(const std::string& name) const {
+  return s_.out + "/logs/" + name + ".log";
+}
+
+std::vector<std::string> Experiments::on_cluster(const std::string& profile, int ranks) const {
+  return {s_.cluster,
+          "run",
+          "--profiles-file",
+          s_.profiles_file,
+          "--hosts",
+          std::to_string(ranks / s_.ranks_per_host),
+          "--ranks-per-host",
+          std::to_string(s_.ranks_per_host),
+          "--profile",
+          profile,
+          "--"};
+}
+
+model::Expected<void> Experiments::check_cluster() const {
+  ProcessOptions po;
+  po.log = log_path("check");
+  if (run_process({s_.cluster, "check"}, po).ok()) return model::ok();
+  auto why = model::read_file(po.log);
+  return model::Error{"the emulated cluster cannot run on this machine" +
+                      (why ? ":\n" + *why : std::string())};
+}
+
+model::Expected<void> Experiments::make_directories() const {
+  for (const char* sub : {"runs", "bench", "fabrics", "predictions", "logs"}) {
+    std::error_code ec;
+    fs::create_directories(s_.out + "/" + sub, ec);
+    if (ec) return model::Error{"cannot create '" + s_.out + "/" + sub + "': " + ec.message()};
+  }
+  return model::ok();
+}
+
+model::Expected<std::string> Experiments::benchmark(const ClusterProfile& p, int ranks) const {
+  const std::string stem = p.name + "_p" + std::to_string(ranks);
+  const std::string bench_log = s_.out + "/bench/" + stem + ".log";
+  if (s_.reuse && fs::is_regular_file(bench_log)) return bench_log;
+  std::vector<std::string> argv = on_cluster(p.name, ranks);
+  argv.push_back(s_.bench);
+  // What the training runtime does: MPI_Iallreduce in place. Open MPI 4.1 runs non-blocking
+  // collectives with libnbc's algorithms (in place: binomial reduce + broadcast), not the
+  // blocking ones it picks per size and rank count. Sizes from 32 KiB: below, scheduling jitter
+  // on the 2-core machine skews the whole fit.
+  argv.insert(argv.end(),
+              {"--nonblocking", "--in-place", "--min-bytes", "32768", "--max-bytes", "8388608",
+               "--iterations", std::to_string(s_.bench_iterations), "--warmup", "3"});
+  std::fprintf(stderr, "validate: micro-benchmark on %s, %d ranks\n", p.name.c_str(), ranks);
+  ProcessOptions po;
+  po.log = log_path("bench_" + stem);
+  po.stdout_file = bench_log;
+  const ProcessResult r = run_process(argv, po);
+  if (!r.ok()) return model::Error{failed("micro-benchmark on " + p.name, r, po.log)};
+  return bench_log;
+}
+
+Measurement Experiments::train(const ExperimentRun& run) const {
+  Measurement m;
+  m.run_dir = s_.out + "/runs/" + run.id();
+  if (!(s_.reuse && fs::is_regular_file(m.run_dir + "/" + trace::kManifestName))) {
+    auto argv = on_cluster(run.profile, run.ranks);
+    argv.push_back(s_.dagsgd);
+    argv.emplace_back("train");
+    argv.insert(argv.end(), run.model->train_args.begin(), run.model->train_args.end());
+    argv.insert(argv.end(),
+                {"--iterations", std::to_string(s_.iterations), "--warmup",
+                 std::to_string(s_.warmup), "--batch", std::to_string(s_.batch), "--overlap",
+                 run.overlap, "--no-eval", "--trace", m.run_dir, "--force"});
+    const double t0 = now_s();
+    ProcessOptions po;
+    po.log = log_path("train_" + run.id());
+    const ProcessResult r = run_process(argv, po);
+    std::fprintf(stderr, "validate: measured %-36s %5.1f s\n", run.id().c_str(), now_s() - t0);
+    if (!r.ok()) {
+      m.error = failed("training run", r, po.log);
+      return m;
+    }
+  }
+  auto manifest = trace::read_manifest(m.run_dir);
+  if (!manifest) {
+    m.error = manifest.error().message;
+    return m;
+  }
+  m.mean_s = manifest->iterations.mean_s;
+  m.p50_s = manifest->iterations.p50_s;
+  for (int c : manifest->cpus) m.cpus = m.cpus == 0 ? c : std::min(m.cpus, c);
+  m.ok = true;
+  return m;
+}
+
+}  // namespace dagsgd::runtime

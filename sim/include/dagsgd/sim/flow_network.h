@@ -1,0 +1,102 @@
+// The flow-level network tier: every running collective's transfers (model::FlowPlan) on the
+// cluster's links, sharing them max-min fairly (progressive filling); rates are recomputed only
+// when a phase starts or ends. Several collectives in flight, the GPUs of a node on one NIC and
+// parameter-server incast are all the same mechanism: transfers that cross one link.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "dagsgd/model/collective_flows.h"
+#include "dagsgd/model/topology.h"
+#include "dagsgd/sim/engine.h"
+
+namespace dagsgd::sim {
+
+// How many transfers of one phase cross each link (link index, count), by link index.
+using LinkUsage = std::vector<std::pair<int, int>>;
+
+// Weighted max-min fair rates: group g's transfers each move at rate[g] (bytes/ns) and take
+// usage[g] counts times that on each link they cross; capacity in bytes/ns; `cap[g]` > 0 bounds
+// a group's rate too (e.g. a per-connection limit), 0 = none. Progressive filling: the link (or
+// cap) that leaves the least per transfer fixes its groups' rate, which is then taken from every
+// link they cross, until every group has one. Groups crossing no link get their cap, or +inf.
+std::vector<double> max_min_rates(const std::vector<const LinkUsage*>& usage,
+                                  const std::vector<double>& cap,
+                                  const std::vector<double>& capacity);
+
+// Per link, what it carried in a window of time: bytes and the time it was busy (any transfer
+// on it).
+struct LinkLoad {
+  double bytes = 0;
+  double busy_ns = 0;
+};
+
+// The time of `plan` alone on `cluster` (no other traffic): its phases' fixed parts plus each
+// phase's bytes at the rate its transfers get when only they share the links.
+double isolated_time_ns(const model::ClusterTopology& cluster, const model::FlowPlan& plan,
+                        double bandwidth_scale = 1);
+
+class FlowNetwork final : public TaskTimer {
+ public:
+  // `bandwidth_scale` multiplies every link's bandwidth (2: the "twice the bandwidth" what-if).
+  explicit FlowNetwork(std::shared_ptr<const model::ClusterTopology> cluster,
+                       double bandwidth_scale = 1);
+
+  // Task `t` runs `plan` when it starts (its DAG duration is not used). A per-transfer rate
+  // limit `cap` (bytes/ns, 0 = none) applies to its transfers.
+  void assign(model::TaskId t, model::FlowPlan plan, double cap = 0);
+
+  bool handles(model::TaskId t) const override;
+  void start(model::TaskId t, model::Nanos now) override;
+  model::Nanos next_event() const override;
+  void advance(model::Nanos now, std::vector<model::TaskId>& finished) override;
+
+  const model::ClusterTopology& cluster() const { return *cluster_; }
+  // What each link carried in [from, to) ns (indexed like cluster().links()).
+  std::vector<LinkLoad> loads(double from, double to) const;
+  double capacity(int link) const { return capacity_[static_cast<std::size_t>(link)]; }
+
+ private:
+  struct Assigned {
+    model::FlowPlan plan;
+    double cap = 0;
+  };
+  struct Running {
+    model::TaskId task = model::kNoTask;
+    const Assigned* what = nullptr;
+    std::size_t phase = 0;
+    bool transferring = false;
+    double fixed_until = 0;  // ns, while !transferring
+    double remaining = 0;    // bytes per transfer, while transferring
+    double rate = 0;         // bytes/ns per transfer
+    const LinkUsage* usage = nullptr;
+  };
+
+  const LinkUsage& usage_of(const model::FlowPattern& pattern, std::size_t phase);
+  void enter_phase(Running& r, double now);
+  void progress_to(double now);
+  void recompute_rates();
+  double next_exact() const;
+
+  std::shared_ptr<const model::ClusterTopology> cluster_;
+  std::vector<double> capacity_;  // bytes/ns per link
+  std::unordered_map<model::TaskId, Assigned> assigned_;
+  // Usage per (pattern, phase), made once.
+  std::unordered_map<const model::FlowPattern*, std::vector<LinkUsage>> usage_;
+  std::vector<Running> running_;  // in start order (deterministic)
+  double clock_ = 0;              // ns: where transfers' progress was last brought
+  // What ran between rate changes: [from, to) with each transferring phase's usage and rate.
+  struct Segment {
+    double from = 0;
+    double to = 0;
+    std::vector<std::pair<const LinkUsage*, double>> flows;
+  };
+  std::vector<Segment> segments_;
+};
+
+}  // namespace dagsgd::sim

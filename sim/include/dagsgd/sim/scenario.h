@@ -1,0 +1,179 @@
+// Scenarios: what the user names (a network or a traced run, the hardware, how gradients are
+// exchanged) resolved once against the catalogs into what predict, replay, whatif and validate
+// simulate. Names are checked here, and only here.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dagsgd/model/comm_model.h"
+#include "dagsgd/model/compute_model.h"
+#include "dagsgd/model/expected.h"
+#include "dagsgd/model/hardware.h"
+#include "dagsgd/model/network.h"
+#include "dagsgd/model/ssgd.h"
+#include "dagsgd/model/topology.h"
+#include "dagsgd/sim/predict.h"
+#include "dagsgd/sim/trace_replay.h"
+#include "dagsgd/trace/bcaffe_log.h"
+#include "dagsgd/trace/importer.h"
+#include "dagsgd/trace/trace_dag.h"
+
+namespace dagsgd::sim {
+
+// A scenario as the user stated it, key/value pairs in a fixed order (echoed by reports).
+using Description = std::vector<std::pair<std::string, std::string>>;
+
+// The catalogs names resolve against, loaded once per command.
+struct Catalogs {
+  model::HardwareCatalog hardware;
+  model::ComputeEfficiency efficiency;
+  // The bundled catalogs (datasets/hardware/) plus the fabrics of `fabric_files`.
+  static model::Expected<Catalogs> load(const std::vector<std::string>& fabric_files = {});
+};
+
+// ---------------------------------------------------------------------------------------------
+// Hardware and exchange: what a sweep varies.
+
+struct HardwareSpec {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  std::string intra = "pcie3";  // fabric inside a node
+  std::string inter = "10gbe";  // fabric between nodes
+  // The cluster's topology: a node type (bundled name or file, docs/topology.md), "" for none.
+  std::string topology;
+  // How nodes are joined: single-switch, fat-tree:OVERSUB[:NODES_PER_LEAF], rail[:OVERSUB].
+  std::string cluster_network = "single-switch";
+  // analytic (each collective priced alone by its formula), flow (transfers share the
+  // topology's links; without a topology, the plain two-fabric one), or auto: flow where a
+  // topology is given.
+  std::string network_model = "auto";
+};
+
+struct ExchangeSpec {
+  std::string algorithm = "auto";  // a model::collective_algorithms() name
+  std::string overlap = "wfbp";    // none, wfbp, mgwfbp, bucket:MB
+  std::string precision = "fp32";  // fp32, fp16
+  double topk = 0;                 // fraction of gradient elements sent; 0 = dense
+};
+
+struct Hardware {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  model::FabricSpec intra;
+  model::FabricSpec inter;
+  // The cluster the flow-level tier runs on (nullptr: the analytical tier).
+  std::shared_ptr<const model::ClusterTopology> cluster;
+  int workers() const { return nodes * gpus_per_node; }
+  model::Topology topology() const;  // the links as alpha-beta costs
+};
+
+struct Exchange {
+  std::string algorithm = "auto";
+  model::OverlapPolicy overlap;
+  model::Precision precision = model::Precision::kFp32;
+  std::string precision_name = "fp32";
+  double topk = 0;
+};
+
+struct Scenario {
+  Hardware hardware;
+  Exchange exchange;
+};
+
+// Errors name the thing ("inter-node fabric: unknown fabric 'x'; valid fabrics: ...").
+model::Expected<Hardware> resolve_hardware(const HardwareSpec& spec, const Catalogs& catalogs);
+model::Expected<Exchange> resolve_exchange(const ExchangeSpec& spec);
+model::Expected<Scenario> resolve_scenario(const HardwareSpec& hardware,
+                                           const ExchangeSpec& exchange, const Catalogs& catalogs);
+
+// ---------------------------------------------------------------------------------------------
+// Workloads: what runs on the hardware, resolved once and shared by every scenario of a sweep.
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  // The iteration on `s`'s hardware with its exchange (the last simulated iteration's timeline
+  // kept when asked).
+  virtual model::Expected<PredictResult> evaluate(const Scenario& s, bool keep_timeline) const = 0;
+  // The workload and `s` as the user stated them.
+  virtual Description describe(const Scenario& s) const = 0;
+  // Whether `s` can be evaluated, without simulating (bad input fails here, before a sweep).
+  virtual model::Expected<void> check(const Scenario& s) const = 0;
+};
+
+// A network definition on a catalog GPU, without a trace.
+struct NetworkSpec {
+  std::string network;  // bundled name or definition file
+  int batch = 64;       // per GPU
+  std::string gpu = "v100";
+  double step_time_s = 0;     // a measured single-GPU iteration; 0: from FLOPs
+  std::string layer_profile;  // B-Caffe per-layer log for the backward times
+  bool prefetch = true;
+  double io_time_s = 0;      // to read one batch into host memory
+  int iterations = 3;        // simulated; the last is reported
+  std::string sync = "bsp";  // or easgd:TAU,ALPHA
+};
+
+class NetworkWorkload final : public Workload {
+ public:
+  static model::Expected<std::unique_ptr<NetworkWorkload>> resolve(const NetworkSpec& spec,
+                                                                   const Catalogs& catalogs);
+  model::Expected<PredictResult> evaluate(const Scenario& s, bool keep_timeline) const override;
+  Description describe(const Scenario& s) const override;
+  model::Expected<void> check(const Scenario& s) const override;
+  // What sim::predict is given for `s`.
+  model::Expected<PredictRequest> request(const Scenario& s) const;
+  const NetworkSpec& spec() const { return spec_; }
+  const model::Network& network() const { return network_; }
+
+ private:
+  NetworkWorkload() = default;
+  NetworkSpec spec_;
+  model::Network network_;
+  model::GpuSpec gpu_;
+  model::ComputeEfficiency efficiency_;
+  std::optional<trace::BcaffeLog> profile_;
+  std::optional<EasgdConfig> easgd_;
+};
+
+// A traced run (a run directory or Kineto traces), imported once and replayed per scenario on
+// the scenario's fabrics; its compute, overlap and precision are what it measured.
+class TracedWorkload final : public Workload {
+ public:
+  // `batch`: samples per rank per iteration, 0 = what the run's manifest says (a run that does
+  // not say can be analysed and replayed, but not evaluated as a scenario: check() says why).
+  static model::Expected<std::unique_ptr<TracedWorkload>> load(
+      const std::vector<std::string>& paths, const trace::ImportOptions& options, int batch = 0);
+  model::Expected<PredictResult> evaluate(const Scenario& s, bool keep_timeline) const override;
+  Description describe(const Scenario& s) const override;
+  model::Expected<void> check(const Scenario& s) const override;
+  const trace::ImportedRun& run() const { return run_; }
+  const trace::TraceDag& dag() const { return dag_; }
+  int batch() const { return batch_; }                                 // 0: not known
+  const std::string& batch_problem() const { return batch_problem_; }  // why it is not known
+  int ranks() const { return dag_.ranks; }
+
+ private:
+  TracedWorkload() = default;
+  trace::ImportedRun run_;
+  trace::TraceDag dag_;
+  int batch_ = 0;
+  std::string batch_problem_;  // why batch_ is not known
+};
+
+// A traced run replayed on one target fabric (replay_trace), in the terms of a prediction so
+// that it fits the same reports: the iteration is the replay's mean after warm-up; compute
+// (traces do not always split forward from backward) goes to breakdown.forward, device copies
+// to h2d, host work and idle time to idle; the one-GPU reference is the replay with free
+// communication (weak scaling, compute unchanged). `batch` is per rank. With `keep_timeline`,
+// the last simulated iteration becomes the timeline.
+PredictResult replay_as_prediction(const trace::TraceDag& tdag, const ReplayResult& r, int batch,
+                                   bool keep_timeline);
+
+// "easgd:TAU,ALPHA" -> the configuration; "bsp" -> none.
+model::Expected<std::optional<EasgdConfig>> parse_sync(const std::string& sync);
+
+}  // namespace dagsgd::sim

@@ -1,0 +1,115 @@
+// Sweeps: one workload over a grid of fabrics, GPU counts and exchange strategies, run in this
+// process or split across processes by an executor the caller hands in (e.g. MPI ranks).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dagsgd/model/expected.h"
+#include "dagsgd/sim/predict.h"
+#include "dagsgd/sim/scenario.h"
+
+namespace dagsgd::sim {
+
+// What the user asked to sweep. Each fabric is a catalog name or an explicit INTRA+INTER pair;
+// a name of scope "intra" replaces the intra-node link (the inter-node one is default_inter),
+// a name of scope "inter" replaces the inter-node link, a name of scope "both" is used for both.
+struct SweepGrid {
+  std::vector<std::string> fabrics;
+  std::vector<int> gpus;
+  int gpus_per_node = 1;
+  std::string default_intra = "pcie3";
+  std::string default_inter = "10gbe";
+  std::vector<std::string> algorithms{"auto"};
+  std::vector<std::string> overlaps{"wfbp"};
+  std::vector<std::string> precisions{"fp32"};
+  std::vector<double> topks{0};
+  // The same for every point (HardwareSpec's fields of the same names).
+  std::string topology;
+  std::string cluster_network = "single-switch";
+  std::string network_model = "auto";
+};
+
+// One combination of the grid, by name.
+struct SweepPoint {
+  std::string fabric;  // as the user named it
+  std::string intra;
+  std::string inter;
+  int gpus = 1;
+  int nodes = 1;
+  int gpus_per_node = 1;
+  std::string algorithm = "auto";
+  std::string overlap = "wfbp";
+  std::string precision = "fp32";
+  double topk = 0;
+  std::string topology;
+  std::string cluster_network = "single-switch";
+  std::string network_model = "auto";
+  HardwareSpec hardware() const {
+    return {nodes, gpus_per_node, intra, inter, topology, cluster_network, network_model};
+  }
+  ExchangeSpec exchange() const { return {algorithm, overlap, precision, topk}; }
+};
+
+// The swept dimensions other than fabric and GPU count that have more than one value, e.g.
+// "ring, fp16"; empty when only fabric and GPU count vary.
+std::string variant_label(const SweepGrid& grid, const SweepPoint& p);
+// "10gbe, 32 GPUs" plus the variant, for sentences and axis labels.
+std::string point_label(const SweepGrid& grid, const SweepPoint& p);
+
+// Every combination, in a fixed order (fabric, GPU count, algorithm, overlap, precision, top-k).
+// A GPU count above gpus_per_node must be a multiple of it; fabric names are checked against
+// the catalog (unknown names list the valid ones).
+model::Expected<std::vector<SweepPoint>> expand_grid(const SweepGrid& grid,
+                                                     const model::HardwareCatalog& catalog);
+
+// Points whose simulated iteration is kept as a timeline: per fabric, the largest GPU count
+// with the first value of every other dimension.
+std::vector<std::size_t> timeline_points(const std::vector<SweepPoint>& points);
+
+// A grid expanded and every point resolved against the catalogs and the workload (so that a
+// typo fails before a long sweep).
+struct Sweep {
+  SweepGrid grid;
+  std::vector<SweepPoint> points;
+  std::vector<Scenario> scenarios;  // parallel to points
+  std::vector<bool> keep_timeline;  // parallel to points
+};
+model::Expected<Sweep> prepare_sweep(const SweepGrid& grid, const Workload& workload,
+                                     const Catalogs& catalogs);
+
+// Where the points run. Point i runs in process i % size(); gather() brings every process's
+// bytes to process 0 in rank order (what it returns elsewhere is not used).
+class SweepExecutor {
+ public:
+  virtual ~SweepExecutor() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string gather(const std::string& mine) const = 0;
+};
+
+// One process.
+class SerialExecutor final : public SweepExecutor {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::string gather(const std::string& mine) const override { return mine; }
+};
+
+// Called after each point this process ran: (done, this process's total).
+using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
+
+// Runs the sweep. On process 0 the results of every point in point order; elsewhere an empty
+// list. A point that fails is an error naming it ("10gbe, 32 GPUs: ...").
+model::Expected<std::vector<PredictResult>> run_sweep(const Workload& workload, const Sweep& sweep,
+                                                      const SweepExecutor& executor,
+                                                      const SweepProgress& progress = {});
+
+// A result as JSON that reads back to the same values (integers exact, doubles round-trip), so
+// that points computed in other processes give the same report bytes.
+std::string result_to_wire(const PredictResult& r);
+model::Expected<PredictResult> result_from_wire(const std::string& text);
+
+}  // namespace dagsgd::sim

@@ -1,0 +1,81 @@
+// Scoring cross-fabric predictions against real runs (`dagsgd validate`): a run traced on one
+// fabric is replayed onto another fabric's description and compared with the same run measured
+// there. The runs themselves are made by runtime/emulated_cluster.h.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dagsgd/model/expected.h"
+#include "dagsgd/sim/scenario.h"
+#include "dagsgd/sim/trace_replay.h"
+
+namespace dagsgd::sim {
+
+// One measured training run of the grid.
+struct MeasuredRun {
+  std::string profile;  // the fabric it ran on
+  int ranks = 0;
+  std::string overlap;
+  std::string model;
+  std::string run_dir;
+  bool ok = false;
+  double mean_s = 0;  // mean iteration after the warm-up
+  double p50_s = 0;
+  int cpus = 0;  // CPUs the ranks shared, 0 when not recorded
+  std::string error;
+  // Runs of one configuration on two fabrics predict each other.
+  bool same_config(const MeasuredRun& o) const {
+    return ranks == o.ranks && overlap == o.overlap && model == o.model;
+  }
+};
+
+// What a prediction knows of the target fabric: a catalog entry (e.g. the profile's rate and
+// latency, mode (a), or a fit of a micro-benchmark run there, mode (b)).
+struct TargetFabric {
+  std::string mode;         // "profile", "calibrated", ...
+  std::string fabric_file;  // holds the entry
+  std::string fabric_name;
+};
+
+struct ValidationPrediction {
+  std::size_t source = 0;  // indices into the measured runs
+  std::size_t target = 0;
+  std::string mode;
+  double measured_s = 0;
+  double predicted_s = 0;
+  double error = 0;  // (predicted - measured) / measured
+  bool ok = false;
+  std::string failure;
+  std::shared_ptr<const ReplayResult> replay;  // when ok
+};
+
+// Replays runs onto target fabrics; each source run is read once.
+class Validator {
+ public:
+  // `host_cpu_model`: replay the ranks' computation on the target run's CPUs (the traced
+  // durations divided by the source's ranks per CPU first), as every emulated host shares the
+  // machine's cores.
+  explicit Validator(bool host_cpu_model) : host_cpu_model_(host_cpu_model) {}
+  ValidationPrediction predict(const std::vector<MeasuredRun>& runs, std::size_t source,
+                               std::size_t target, const TargetFabric& fabric);
+  // The traced run (read once); nullptr with `error` set when it cannot be read.
+  const TracedWorkload* source_run(const std::string& dir, std::string& error);
+
+ private:
+  bool host_cpu_model_;
+  std::map<std::string, std::unique_ptr<TracedWorkload>> runs_;
+};
+
+struct ModeSummary {
+  int predictions = 0;  // that succeeded
+  int failed = 0;
+  double mean_abs_error = 0;
+  double worst_abs_error = 0;
+};
+// Per mode, in mode name order.
+std::map<std::string, ModeSummary> summarize(const std::vector<ValidationPrediction>& p);
+
+}  // namespace dagsgd::sim

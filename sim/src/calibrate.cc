@@ -1,0 +1,172 @@
+// Fabric calibration from benchmark logs (calibrate.h).
+#include "dagsgd/sim/calibrate.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "dagsgd/model/format.h"
+
+namespace dagsgd::sim {
+
+using model::Error;
+using model::Expected;
+
+namespace {
+
+// "allreduce4.log" -> 4: the trailing number of the file name without its extensions.
+std::optional<int> ranks_from_file_name(const std::string& path) {
+  std::string stem = std::filesystem::path(path).filename().string();
+  stem = stem.substr(0, stem.find('.'));
+  std::size_t start = stem.size();
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(stem[start - 1])) != 0) --start;
+  if (start == stem.size() || stem.size() - start > 6) return std::nullopt;
+  return std::stoi(stem.substr(start));
+}
+
+std::string file_name(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+std::string file_stem(const std::string& path) {
+  const std::string name = file_name(path);
+  return name.substr(0, name.find('.'));
+}
+
+}  // namespace
+
+Expected<BenchmarkLog> read_benchmark_log(const std::string& path, int ranks,
+                                          LatencyStatistic statistic) {
+  auto log = trace::read_latency_log(path);
+  if (!log) return log.error();
+  const bool has_max = std::all_of(
+      log->points.begin(), log->points.end(),
+      [](const trace::LatencyPoint& p) { return p.bytes == 0 || p.max_latency_us >= 0; });
+  if (statistic == LatencyStatistic::kMax && !has_max) {
+    return Error{"log '" + path +
+                 "' has no 'Max Latency(us)' column (OSU's full table, osu_allreduce -f)"};
+  }
+  BenchmarkLog out;
+  out.path = path;
+  out.max =
+      statistic == LatencyStatistic::kMax || (statistic == LatencyStatistic::kAuto && has_max);
+  out.series.ranks = ranks;
+  out.ranks_from = RanksFrom::kGiven;
+  if (ranks == 0) {
+    if (auto from_name = ranks_from_file_name(path)) {
+      out.series.ranks = *from_name;
+      out.ranks_from = RanksFrom::kFileName;
+    } else if (log->ranks) {
+      out.series.ranks = *log->ranks;
+      out.ranks_from = RanksFrom::kLog;
+    } else {
+      out.ranks_from = RanksFrom::kUnknown;
+    }
+  }
+  if (out.ranks_from != RanksFrom::kUnknown && out.series.ranks < 2) {
+    return Error{"log '" + path + "': ranks must be at least 2, got " +
+                 std::to_string(out.series.ranks)};
+  }
+  for (const auto& p : log->points) {
+    if (p.bytes == 0) {
+      ++out.zero_sized;
+      continue;
+    }
+    const double us = out.max ? p.max_latency_us : p.latency_us;
+    if (!(us > 0)) {
+      return Error{"log '" + path + "': line " + std::to_string(p.line) +
+                   ": latency must be > 0 to calibrate"};
+    }
+    out.series.points.push_back({p.bytes, us * 1e3});
+  }
+  out.log = std::move(*log);
+  return out;
+}
+
+std::vector<model::MeasuredAllreduce> measured_curves(const std::vector<BenchmarkLog>& logs) {
+  struct Acc {
+    double avg = 0;
+    double max = 0;
+    int n = 0;
+    bool has_max = true;
+  };
+  std::map<int, std::map<model::Bytes, Acc>> by_ranks;
+  for (const auto& l : logs) {
+    for (const auto& p : l.log.points) {
+      if (p.bytes == 0) continue;
+      Acc& a = by_ranks[l.series.ranks][p.bytes];
+      a.avg += p.latency_us * 1e3;
+      a.max += p.max_latency_us * 1e3;
+      a.has_max = a.has_max && p.max_latency_us >= p.latency_us;
+      ++a.n;
+    }
+  }
+  std::vector<model::MeasuredAllreduce> out;
+  for (const auto& [ranks, sizes] : by_ranks) {
+    if (sizes.size() < 2) continue;
+    model::MeasuredAllreduce m;
+    m.ranks = ranks;
+    bool has_max = true;
+    for (const auto& [bytes, a] : sizes) {
+      m.points.emplace_back(bytes, std::llround(a.avg / a.n));
+      m.slowest.push_back(std::llround(a.max / a.n));
+      has_max = has_max && a.has_max;
+    }
+    if (!has_max) m.slowest.clear();
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
+                                        const EntrySettings& settings) {
+  if (logs.empty()) return Error{"calibrate: no benchmark logs"};
+  LogCalibration out;
+  std::vector<model::TimingSeries> series;
+  for (const auto& l : logs) {
+    if (l.series.ranks < 2) return Error{"log '" + l.path + "': its rank count is not known"};
+    if (l.max != logs.front().max) {
+      return Error{"log '" + l.path + "' has " + (l.max ? "a" : "no") +
+                   " Max Latency(us) column and an earlier log has " + (l.max ? "none" : "one")};
+    }
+    if (out.benchmark.empty()) {
+      out.benchmark = l.log.benchmark.empty() ? l.log.format : l.log.benchmark;
+    }
+    out.ranks.push_back(l.series.ranks);
+    out.sizes += (out.sizes.empty() ? "" : ", ") + std::to_string(l.series.points.size()) +
+                 " sizes of '" + file_name(l.path) + "' (p=" + std::to_string(l.series.ranks) + ")";
+    series.push_back(l.series);
+  }
+  out.max = logs.front().max;
+  model::CalibrationOptions options;
+  options.algorithm = settings.algorithm;
+  options.fit_step = settings.fit_step;
+  auto fit = model::calibrate_allreduce(series, options);
+  const std::string where = logs.size() == 1 ? "log '" + logs.front().path + "'" : "logs";
+  if (!fit) return model::with_context(where, fit.error());
+  out.fit = std::move(*fit);
+
+  std::string name = settings.name;
+  if (name.empty()) {
+    for (const auto& l : logs) name += (name.empty() ? "" : "+") + file_stem(l.path);
+  }
+  const std::string fitted = settings.algorithm + " allreduce formula fitted to " + out.sizes +
+                             ", " + out.benchmark + (out.max ? ", max latency" : "");
+  const std::string description = settings.description.empty()
+                                      ? "fitted link: " + fitted
+                                      : settings.description + "; " + fitted;
+  const std::string source = settings.command + " (rms relative error " +
+                             model::fmt("%.1f", out.fit.rms_relative * 100) + "%, max " +
+                             model::fmt("%.1f", out.fit.max_relative_error * 100) + "%)";
+  auto fabric = model::fabric_from_calibration(out.fit, name, settings.scope, description, source,
+                                               settings.nominal_bytes_per_s);
+  if (!fabric) return model::with_context(where, fabric.error());
+  out.fabric = std::move(*fabric);
+  if (settings.keep_measured) out.fabric.measured_allreduce = measured_curves(logs);
+  return out;
+}
+
+}  // namespace dagsgd::sim

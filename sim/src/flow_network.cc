@@ -1,0 +1,282 @@
+// The flow-level network tier (flow_network.h). Time inside is exact (double ns) so that an
+// uncontended collective takes the analytical formula's time; only what the engine sees is
+// rounded to whole nanoseconds.
+#include "dagsgd/sim/flow_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "dagsgd/model/check.h"
+
+namespace dagsgd::sim {
+
+using model::Nanos;
+using model::TaskId;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// A transfer this close to its end (ns) is done: later than that, its end would not move the
+// clock (doubles near 1e9 ns are 1e-7 ns apart) and the engine counts whole nanoseconds anyway.
+constexpr double kDoneWithin = 1e-3;
+
+}  // namespace
+
+std::vector<double> max_min_rates(const std::vector<const LinkUsage*>& usage,
+                                  const std::vector<double>& cap,
+                                  const std::vector<double>& capacity) {
+  const std::size_t n = usage.size();
+  std::vector<double> rate(n, -1);
+  // The links the groups cross, in order of first appearance (deterministic ties).
+  std::map<int, std::size_t> local;
+  std::vector<double> remaining;
+  std::vector<double> demand;
+  for (const LinkUsage* u : usage) {
+    for (const auto& [link, count] : *u) {
+      auto [it, fresh] = local.emplace(link, remaining.size());
+      if (fresh) {
+        remaining.push_back(capacity[static_cast<std::size_t>(link)]);
+        demand.push_back(0);
+      }
+      demand[it->second] += count;
+    }
+  }
+  std::size_t unfixed = n;
+  while (unfixed > 0) {
+    double best = kInf;
+    int link = -1;  // the local link that fixes the rate, or -1 for a group's cap
+    std::size_t capped = n;
+    for (std::size_t l = 0; l < remaining.size(); ++l) {
+      if (demand[l] <= 0) continue;
+      const double share = std::max(0.0, remaining[l]) / demand[l];
+      if (share < best) {
+        best = share;
+        link = static_cast<int>(l);
+      }
+    }
+    for (std::size_t g = 0; g < n; ++g) {
+      if (rate[g] < 0 && cap[g] > 0 && cap[g] < best) {
+        best = cap[g];
+        link = -1;
+        capped = g;
+      }
+    }
+    // The groups this bound fixes: those on the link, or the one capped group.
+    std::vector<std::size_t> fixed;
+    if (link >= 0) {
+      for (std::size_t g = 0; g < n; ++g) {
+        if (rate[g] >= 0) continue;
+        for (const auto& [l, count] : *usage[g]) {
+          if (local[l] == static_cast<std::size_t>(link)) {
+            fixed.push_back(g);
+            break;
+          }
+        }
+      }
+    } else if (capped < n) {
+      fixed.push_back(capped);
+    } else {
+      // Neither a link nor a cap bounds the rest: they cross no link.
+      for (std::size_t g = 0; g < n; ++g) {
+        if (rate[g] < 0) fixed.push_back(g);
+      }
+    }
+    for (std::size_t g : fixed) {
+      rate[g] = best;
+      --unfixed;
+      for (const auto& [l, count] : *usage[g]) {
+        const std::size_t li = local[l];
+        if (std::isfinite(best)) remaining[li] -= count * best;
+        demand[li] -= count;
+      }
+    }
+  }
+  return rate;
+}
+
+namespace {
+
+// How many of a pattern phase's transfers cross each link.
+LinkUsage link_usage(const model::ClusterTopology& cluster, const std::vector<model::Transfer>& t) {
+  std::map<int, int> count;
+  for (const auto& tr : t) {
+    if (tr.src == tr.dst) continue;
+    for (int l : cluster.route(tr.src, tr.dst)) ++count[l];
+  }
+  return LinkUsage(count.begin(), count.end());
+}
+
+}  // namespace
+
+double isolated_time_ns(const model::ClusterTopology& cluster, const model::FlowPlan& plan,
+                        double bandwidth_scale) {
+  double t = 0;
+  for (std::size_t k = 0; k < plan.amounts.size(); ++k) {
+    t += plan.amounts[k].fixed;
+    if (plan.amounts[k].bytes <= 0) continue;
+    const LinkUsage u = link_usage(cluster, plan.pattern->phases[k]);
+    double rate = kInf;
+    for (const auto& [link, count] : u) {
+      rate = std::min(rate, cluster.links()[static_cast<std::size_t>(link)].bandwidth * 1e-9 *
+                                bandwidth_scale / count);
+    }
+    if (std::isfinite(rate)) t += plan.amounts[k].bytes / rate;
+  }
+  return t;
+}
+
+FlowNetwork::FlowNetwork(std::shared_ptr<const model::ClusterTopology> cluster,
+                         double bandwidth_scale)
+    : cluster_(std::move(cluster)) {
+  DAGSGD_CHECK(cluster_ != nullptr && bandwidth_scale > 0);
+  for (const auto& l : cluster_->links()) capacity_.push_back(l.bandwidth * 1e-9 * bandwidth_scale);
+}
+
+void FlowNetwork::assign(TaskId t, model::FlowPlan plan, double cap) {
+  DAGSGD_CHECK(plan.pattern != nullptr && plan.amounts.size() == plan.pattern->phases.size());
+  assigned_[t] = Assigned{std::move(plan), cap};
+}
+
+bool FlowNetwork::handles(TaskId t) const { return assigned_.count(t) != 0; }
+
+const LinkUsage& FlowNetwork::usage_of(const model::FlowPattern& pattern, std::size_t phase) {
+  auto& per_phase = usage_[&pattern];
+  if (per_phase.empty()) {
+    for (const auto& transfers : pattern.phases) {
+      per_phase.push_back(link_usage(*cluster_, transfers));
+    }
+  }
+  return per_phase[phase];
+}
+
+void FlowNetwork::enter_phase(Running& r, double now) {
+  r.transferring = false;
+  r.fixed_until = now + r.what->plan.amounts[r.phase].fixed;
+}
+
+void FlowNetwork::start(TaskId t, Nanos now) {
+  const double at = std::max(static_cast<double>(now), clock_);
+  progress_to(at);
+  Running r;
+  r.task = t;
+  r.what = &assigned_.at(t);
+  enter_phase(r, at);
+  running_.push_back(r);
+}
+
+void FlowNetwork::progress_to(double now) {
+  const double dt = now - clock_;
+  if (dt > 0) {
+    Segment seg{clock_, now, {}};
+    for (auto& r : running_) {
+      if (!r.transferring) continue;
+      const double moved = std::isfinite(r.rate) ? r.rate * dt : r.remaining;
+      r.remaining = std::max(0.0, r.remaining - moved);
+      seg.flows.emplace_back(r.usage, moved / dt);
+    }
+    if (!seg.flows.empty()) segments_.push_back(std::move(seg));
+  }
+  clock_ = std::max(clock_, now);
+}
+
+std::vector<LinkLoad> FlowNetwork::loads(double from, double to) const {
+  std::vector<LinkLoad> out(capacity_.size());
+  std::vector<double> busy_until(capacity_.size(), -kInf);
+  for (const auto& seg : segments_) {
+    const double a = std::max(from, seg.from);
+    const double b = std::min(to, seg.to);
+    if (b <= a) continue;
+    for (const auto& [usage, rate] : seg.flows) {
+      for (const auto& [link, count] : *usage) {
+        auto& load = out[static_cast<std::size_t>(link)];
+        load.bytes += count * rate * (b - a);
+        // Count a segment's time once per link, however many phases cross it.
+        auto& until = busy_until[static_cast<std::size_t>(link)];
+        if (until < b) {
+          load.busy_ns += b - std::max(a, until);
+          until = b;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+void FlowNetwork::recompute_rates() {
+  std::vector<const LinkUsage*> usage;
+  std::vector<double> caps;
+  std::vector<Running*> who;
+  for (auto& r : running_) {
+    if (!r.transferring) continue;
+    usage.push_back(r.usage);
+    caps.push_back(r.what->cap);
+    who.push_back(&r);
+  }
+  if (who.empty()) return;
+  const auto rates = max_min_rates(usage, caps, capacity_);
+  for (std::size_t g = 0; g < who.size(); ++g) who[g]->rate = rates[g];
+}
+
+double FlowNetwork::next_exact() const {
+  double t = kInf;
+  for (const auto& r : running_) {
+    if (!r.transferring) {
+      t = std::min(t, r.fixed_until);
+    } else {
+      t = std::min(t, r.rate > 0 && std::isfinite(r.rate) ? clock_ + r.remaining / r.rate : clock_);
+    }
+  }
+  return t;
+}
+
+Nanos FlowNetwork::next_event() const {
+  const double t = next_exact();
+  return std::isfinite(t) ? std::llround(t) : kNever;
+}
+
+void FlowNetwork::advance(Nanos now, std::vector<TaskId>& finished) {
+  // Every internal event that rounds to `now`, in time order; phases that take no time follow
+  // at once.
+  for (;;) {
+    const double t = next_exact();
+    if (!(t <= static_cast<double>(now) + 0.5)) break;
+    progress_to(t);
+    bool rates_changed = false;
+    std::vector<Running> still;
+    still.reserve(running_.size());
+    for (auto& r : running_) {
+      const auto& amount = r.what->plan.amounts[r.phase];
+      bool phase_done = false;
+      if (!r.transferring && r.fixed_until <= t) {
+        const LinkUsage& u = usage_of(*r.what->plan.pattern, r.phase);
+        if (amount.bytes > 0 && !u.empty()) {
+          r.transferring = true;
+          r.remaining = amount.bytes;
+          r.usage = &u;
+          rates_changed = true;
+        } else {
+          phase_done = true;
+        }
+      } else if (r.transferring && (r.remaining <= 1e-9 * std::max(1.0, amount.bytes) ||
+                                    r.remaining <= r.rate * kDoneWithin)) {
+        phase_done = true;
+        rates_changed = true;
+      }
+      if (phase_done) {
+        ++r.phase;
+        if (r.phase == r.what->plan.amounts.size()) {
+          finished.push_back(r.task);
+          continue;
+        }
+        enter_phase(r, t);
+      }
+      still.push_back(r);
+    }
+    running_ = std::move(still);
+    if (rates_changed) recompute_rates();
+  }
+}
+
+}  // namespace dagsgd::sim

@@ -1,0 +1,229 @@
+// The communication model of a replay (replay_comm.h): a target fabric's, or alpha-beta fitted
+// to the run's own allreduces, and what it makes of every traced collective.
+#include "replay_comm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "dagsgd/model/calibration.h"
+
+namespace dagsgd::sim::detail {
+
+using model::Nanos;
+using trace::CollectiveKind;
+using trace::TraceDag;
+
+namespace {
+
+bool is_allreduce(const trace::TraceCollective& c) { return c.kind == CollectiveKind::kAllreduce; }
+
+// The rank count most of the run's sized allreduces have (0: none).
+int common_allreduce_ranks(const TraceDag& td) {
+  std::map<int, int> p_count;
+  for (const auto& c : td.collectives) {
+    if (is_allreduce(c) && c.bytes > 0 && c.measured > 0 && c.ranks > 1) p_count[c.ranks]++;
+  }
+  int p = 0;
+  int best = 0;
+  for (const auto& [pp, n] : p_count) {
+    if (n > best) {
+      best = n;
+      p = pp;
+    }
+  }
+  return p;
+}
+
+// Our runtime observes completions only at progress calls and the wait, so single service
+// times are not measurable; the per-iteration exposed tail is. The bandwidth such that the
+// serialized collectives, started at their measured arrivals, complete when the last of each
+// iteration was measured to complete (0: no such bandwidth).
+double fit_completion_beta(const TraceDag& td, double pd) {
+  auto err = [&](double beta) {
+    double e = 0;
+    Nanos prev = INT64_MIN;
+    for (std::size_t ci = 0; ci < td.collectives.size(); ++ci) {
+      const auto& c = td.collectives[ci];
+      if (c.completed < 0) continue;
+      Nanos arrive = *std::max_element(c.arrive.begin(), c.arrive.end());
+      Nanos start = std::max(arrive, prev);
+      double t = is_allreduce(c) && c.bytes > 0
+                     ? 2.0 * (pd - 1) / pd * static_cast<double>(c.bytes) * beta
+                     : static_cast<double>(c.measured);
+      prev = start + static_cast<Nanos>(std::llround(t));
+      bool last =
+          ci + 1 == td.collectives.size() || td.collectives[ci + 1].iteration != c.iteration;
+      if (last) e += static_cast<double>(prev - c.completed);
+    }
+    return e;
+  };
+  double lo = 0;
+  double hi = 1;
+  while (err(hi) < 0 && hi < 1e6) hi *= 2;
+  if (!(err(lo) < 0 && err(hi) >= 0)) return 0;
+  for (int k = 0; k < 100; ++k) {
+    double mid = 0.5 * (lo + hi);
+    (err(mid) < 0 ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+// Fits alpha/beta under the ring formula to the run's own allreduces of rank count p.
+model::LinkCost fit_run_link(const TraceDag& td, int p, CommModelInfo& info) {
+  model::LinkCost link;
+  std::vector<model::TimingPoint> pts;
+  std::set<model::Bytes> sizes;
+  double total = 0;
+  double weight = 0;  // sum of the ring's per-byte factor times the bytes
+  const double pd = p;
+  for (const auto& c : td.collectives) {
+    if (is_allreduce(c) && c.bytes > 0 && c.ranks == p) {
+      total += static_cast<double>(c.measured);
+      weight += 2.0 * (pd - 1) / pd * static_cast<double>(c.bytes);
+      if (c.measured > 0) pts.push_back({c.bytes, static_cast<double>(c.measured)});
+      sizes.insert(c.bytes);
+    }
+  }
+  info.points = static_cast<int>(pts.size());
+  if (sizes.size() >= 3 && pts.size() >= 3) {
+    model::CalibrationOptions co;
+    co.algorithm = info.algorithm;
+    co.ranks = p;
+    co.fit_step = false;
+    auto fit = model::calibrate_allreduce(pts, co);
+    if (fit) {
+      // Keep the per-message fit only if it also explains the run's total communication time
+      // (a fit on relative error can follow the many small messages and miss it).
+      double sum = 0;
+      for (const auto& c : td.collectives) {
+        if (is_allreduce(c) && c.bytes > 0 && c.ranks == p) {
+          sum += 2.0 * (pd - 1) * fit->link.alpha_ns +
+                 2.0 * (pd - 1) / pd * static_cast<double>(c.bytes) * fit->link.beta_ns_per_byte;
+        }
+      }
+      if (total > 0 && std::abs(sum - total) / total < 0.05) {
+        info.rms_relative = fit->rms_relative;
+        info.note = "alpha-beta fit to " + std::to_string(pts.size()) + " allreduces";
+        return fit->link;
+      }
+    }
+  }
+  if (td.mode == trace::TraceMode::kSsgd && total > 0) {
+    const double beta = fit_completion_beta(td, pd);
+    if (beta > 0) {
+      link.beta_ns_per_byte = beta;
+      info.note = std::string("bandwidth fit to the measured completion of the last ") +
+                  "collective of each iteration (" + std::to_string(info.points) + " allreduces)";
+      return link;
+    }
+  }
+  if (weight > 0) {
+    // The effective bandwidth that reproduces the run's total service time.
+    link.beta_ns_per_byte = total / weight;
+    info.note = "effective-bandwidth fit to the total of " + std::to_string(info.points) +
+                " allreduces (" + std::to_string(sizes.size()) + " size(s))";
+  }
+  return link;
+}
+
+}  // namespace
+
+model::Expected<CommModelInfo> choose_comm_model(const TraceDag& td, const ReplayOptions& options) {
+  CommModelInfo info;
+  info.topology = run_topology(td);
+  if (options.comm == CommMode::kMeasured) {
+    info.source = CommSource::kMeasured;
+    info.algorithm = "as traced";
+    return info;
+  }
+  if (options.target) {
+    info.source = CommSource::kFabric;
+    info.algorithm = options.algorithm;
+    // "auto": what the trace says (NCCL's kernel names), unless the target fabric carries
+    // measured latencies: those already are what the library does there.
+    if (info.algorithm == "auto" && !td.traced_algorithm.empty() &&
+        options.target->intra.measured.empty() && options.target->inter.measured.empty()) {
+      info.algorithm = td.traced_algorithm;
+    }
+    info.topology.intra = options.target->intra;
+    info.topology.inter = options.target->inter;
+    if (options.target->nodes > 0 && options.target->gpus_per_node > 0) {
+      info.topology.nodes = options.target->nodes;
+      info.topology.gpus_per_node = options.target->gpus_per_node;
+    }
+    return info;
+  }
+  info.source = CommSource::kRun;
+  info.algorithm = "ring";
+  const int p = common_allreduce_ranks(td);
+  model::LinkCost link;
+  if (p > 1) {
+    link = fit_run_link(td, p, info);
+  } else {
+    info.note = "no allreduce with a size and all ranks present: measured durations kept";
+  }
+  info.topology.intra = link;
+  info.topology.inter = link;
+  return info;
+}
+
+model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const ReplayOptions& options,
+                                                  const CommModelInfo& info) {
+  std::map<int, std::unique_ptr<model::CommModel>> models;  // by group size
+  auto model_for = [&](int p) -> model::Expected<model::CommModel*> {
+    auto it = models.find(p);
+    if (it != models.end()) return it->second.get();
+    model::Topology topo = info.topology;
+    if (p != topo.workers()) {
+      topo.nodes = std::max(1, p / std::max(1, topo.gpus_per_node));
+      topo.gpus_per_node = std::max(1, p / topo.nodes);
+    }
+    model::ExchangeConfig cfg;
+    cfg.algorithm = info.algorithm;
+    auto m = model::make_comm_model(topo, cfg);
+    if (!m) return m.error();
+    auto* raw = m->get();
+    models.emplace(p, std::move(*m));
+    return raw;
+  };
+  const bool from_run = info.source == CommSource::kRun;
+  CollectiveTimes out;
+  out.phases.resize(td.collectives.size());
+  out.modeled_tails.assign(td.collectives.size(), false);
+  for (std::size_t ci = 0; ci < td.collectives.size(); ++ci) {
+    const auto& c = td.collectives[ci];
+    out.phases[ci] = {0, c.measured, 0};
+    bool can = options.comm == CommMode::kModeled && c.bytes > 0 && trace::is_modelable(c.kind) &&
+               c.ranks > 1 && (c.joined || options.target || from_run) &&
+               !(from_run && info.topology.intra.beta_ns_per_byte <= 0);
+    if (!can) {
+      ++out.measured;
+      continue;
+    }
+    auto m = model_for(c.ranks);
+    if (!m) return m.error();
+    auto elements = static_cast<std::int64_t>(static_cast<double>(c.bytes) / 4.0 *
+                                              trace::traffic_factor(c.kind));
+    out.phases[ci] = (*m)->phases(std::max<std::int64_t>(1, elements));
+    if ((*m)->algorithm_for(elements) == model::kMeasuredAlgorithm) {
+      out.used_measured_curves = true;
+    }
+    // Onto a target fabric, the modeled parts replace the measured ones, the ranks' lags
+    // included. The run's own fit keeps the measured lags and serializes whole collectives (it
+    // was fitted so), and Kineto traces have no startup or tail tasks: there the whole time is
+    // the join's.
+    if (c.startup_task != model::kNoTask && info.source == CommSource::kFabric) {
+      out.modeled_tails[ci] = true;
+    } else {
+      out.phases[ci] = {0, out.phases[ci].total(), 0};
+    }
+    ++out.modeled;
+  }
+  return out;
+}
+
+}  // namespace dagsgd::sim::detail

@@ -1,0 +1,29 @@
+// How a replay prices the traced collectives: which communication model (measured, fitted to
+// the run, or a target fabric's) and the duration of each collective's parts under it.
+#pragma once
+
+#include <vector>
+
+#include "dagsgd/model/comm_model.h"
+#include "dagsgd/sim/trace_replay.h"
+
+namespace dagsgd::sim::detail {
+
+// The model a replay uses: source, algorithm and topology (for kRun, the fitted link).
+model::Expected<CommModelInfo> choose_comm_model(const trace::TraceDag& td,
+                                                 const ReplayOptions& options);
+
+// Per collective, its startup, body and tail under `info`'s model; measured collectives keep
+// their measured time as the body.
+struct CollectiveTimes {
+  std::vector<model::CollectivePhases> phases;
+  std::vector<bool> modeled_tails;  // the per-rank lag tasks take the modeled tail
+  int modeled = 0;
+  int measured = 0;
+  bool used_measured_curves = false;  // a fabric's measured latencies priced some
+};
+model::Expected<CollectiveTimes> collective_times(const trace::TraceDag& td,
+                                                  const ReplayOptions& options,
+                                                  const CommModelInfo& info);
+
+}  // namespace dagsgd::sim::detail

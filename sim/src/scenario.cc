@@ -1,0 +1,434 @@
+// Resolving scenarios and workloads (scenario.h): names checked against the catalogs once, the
+// compute model and calibration of a network workload, a traced run's replay per scenario.
+#include "dagsgd/sim/scenario.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "dagsgd/model/format.h"
+
+namespace dagsgd::sim {
+
+using model::Error;
+using model::Expected;
+
+model::Expected<Catalogs> Catalogs::load(const std::vector<std::string>& fabric_files) {
+  auto hardware = model::HardwareCatalog::load_default();
+  if (!hardware) return hardware.error();
+  for (const auto& f : fabric_files) DAGSGD_TRY(hardware->add_fabric_file(f));
+  auto efficiency = model::load_default_compute_efficiency();
+  if (!efficiency) return efficiency.error();
+  return Catalogs{std::move(*hardware), *efficiency};
+}
+
+model::Topology Hardware::topology() const {
+  model::Topology t;
+  t.nodes = nodes;
+  t.gpus_per_node = gpus_per_node;
+  t.intra = model::LinkCost::from_fabric(intra);
+  t.inter = model::LinkCost::from_fabric(inter);
+  return t;
+}
+
+namespace {
+
+// The cluster the flow-level tier runs on, when the spec asks for that tier.
+Expected<std::shared_ptr<const model::ClusterTopology>> resolve_cluster(const HardwareSpec& spec,
+                                                                        Hardware& h) {
+  const std::string& m = spec.network_model;
+  if (m != "auto" && m != "analytic" && m != "flow") {
+    return Error{"unknown network model '" + m + "'; valid network models: auto, analytic, flow"};
+  }
+  const bool flow = m == "flow" || (m == "auto" && !spec.topology.empty());
+  if (!flow) {
+    if (!spec.topology.empty()) {
+      return Error{"the analytical network model does not use a topology ('" + spec.topology +
+                   "'); use the flow model"};
+    }
+    return std::shared_ptr<const model::ClusterTopology>();
+  }
+  model::NodeType node;
+  if (spec.topology.empty()) {
+    // The plain two-fabric cluster the analytical formulas assume.
+    node = model::uniform_node_type(h.gpus_per_node, h.intra.achievable_bandwidth, h.intra.latency);
+  } else {
+    auto loaded = model::load_node_type(spec.topology);
+    if (!loaded) return model::with_context("topology", loaded.error());
+    node = std::move(*loaded);
+    const int g = node.gpus_per_node();
+    if (h.gpus_per_node != g && !(h.nodes == 1 && h.gpus_per_node < g)) {
+      return Error{"topology '" + node.name + "' has " + std::to_string(g) +
+                   " GPUs per node, not " + std::to_string(h.gpus_per_node)};
+    }
+  }
+  auto net = model::parse_network_spec(spec.cluster_network);
+  if (!net) return net.error();
+  DAGSGD_TRY(model::set_network_fabric(*net, h.inter));
+  auto cluster = model::ClusterTopology::build(node, h.nodes, *net);
+  if (!cluster) return model::with_context("topology", cluster.error());
+  return std::shared_ptr<const model::ClusterTopology>(
+      std::make_shared<model::ClusterTopology>(std::move(*cluster)));
+}
+
+}  // namespace
+
+Expected<Hardware> resolve_hardware(const HardwareSpec& spec, const Catalogs& catalogs) {
+  if (spec.nodes < 1) return Error{"nodes: at least 1 (got " + std::to_string(spec.nodes) + ")"};
+  if (spec.gpus_per_node < 1) {
+    return Error{"GPUs per node: at least 1 (got " + std::to_string(spec.gpus_per_node) + ")"};
+  }
+  Hardware h;
+  h.nodes = spec.nodes;
+  h.gpus_per_node = spec.gpus_per_node;
+  auto intra = catalogs.hardware.fabric(spec.intra);
+  if (!intra) return model::with_context("intra-node fabric", intra.error());
+  auto inter = catalogs.hardware.fabric(spec.inter);
+  if (!inter) return model::with_context("inter-node fabric", inter.error());
+  h.intra = std::move(*intra);
+  h.inter = std::move(*inter);
+  auto cluster = resolve_cluster(spec, h);
+  if (!cluster) return cluster.error();
+  h.cluster = std::move(*cluster);
+  return h;
+}
+
+Expected<Exchange> resolve_exchange(const ExchangeSpec& spec) {
+  Exchange e;
+  DAGSGD_TRY(model::collective_algorithms().check(spec.algorithm));
+  e.algorithm = spec.algorithm;
+  auto overlap = model::parse_overlap(spec.overlap);
+  if (!overlap) return overlap.error();
+  e.overlap = *overlap;
+  auto precision = model::parse_precision(spec.precision);
+  if (!precision) return precision.error();
+  e.precision = *precision;
+  e.precision_name = spec.precision;
+  if (!(spec.topk >= 0 && spec.topk <= 1)) {
+    return Error{"top-k fraction must be in [0, 1] (got " + model::num(spec.topk) + ")"};
+  }
+  e.topk = spec.topk;
+  return e;
+}
+
+Expected<Scenario> resolve_scenario(const HardwareSpec& hardware, const ExchangeSpec& exchange,
+                                    const Catalogs& catalogs) {
+  auto h = resolve_hardware(hardware, catalogs);
+  if (!h) return h.error();
+  auto e = resolve_exchange(exchange);
+  if (!e) return e.error();
+  return Scenario{std::move(*h), std::move(*e)};
+}
+
+Expected<std::optional<EasgdConfig>> parse_sync(const std::string& s) {
+  if (s == "bsp") return std::optional<EasgdConfig>();
+  if (s.rfind("easgd:", 0) != 0) return Error{"sync '" + s + "': expected bsp or easgd:TAU,ALPHA"};
+  const std::string body = s.substr(6);
+  auto comma = body.find(',');
+  if (comma == std::string::npos) {
+    return Error{"sync '" + s + "': expected easgd:TAU,ALPHA (e.g. easgd:4,0.5)"};
+  }
+  char* end = nullptr;
+  std::string tau_s = body.substr(0, comma);
+  std::string alpha_s = body.substr(comma + 1);
+  long tau = std::strtol(tau_s.c_str(), &end, 10);
+  if (tau_s.empty() || *end != '\0' || tau < 1 || tau > 1'000'000) {
+    return Error{"sync '" + s + "': TAU must be a positive integer"};
+  }
+  double alpha = std::strtod(alpha_s.c_str(), &end);
+  if (alpha_s.empty() || *end != '\0' || !(alpha > 0 && alpha < 1)) {
+    return Error{"sync '" + s + "': ALPHA must be in (0, 1)"};
+  }
+  return std::optional<EasgdConfig>(EasgdConfig{static_cast<int>(tau), alpha});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Network workloads
+
+namespace {
+
+// Backward times of layers with parameters from a B-Caffe profile; parameter-free layers keep
+// their FLOPs-model times scaled by the profile's average ratio to the model.
+Expected<void> apply_layer_profile(const trace::BcaffeLog& profile, const std::string& path,
+                                   const model::Network& net,
+                                   std::vector<model::LayerTime>& layers) {
+  const auto& tensors = profile.tensors;
+  std::size_t next = 0;
+  double model_sum = 0;
+  double profile_sum = 0;
+  std::vector<bool> measured(layers.size(), false);
+  for (std::size_t l = 0; l < net.layers.size(); ++l) {
+    const auto& layer = net.layers[l];
+    if (layer.params.empty()) continue;
+    if (next >= tensors.size()) {
+      return Error{"layer profile '" + path + "' has " + std::to_string(tensors.size()) +
+                   " tensors, but network '" + net.name + "' needs more (layer " +
+                   std::to_string(l) + " '" + layer.name + "')"};
+    }
+    const auto& first = tensors[next];
+    for (const auto& p : layer.params) {
+      if (next >= tensors.size()) {
+        return Error{"layer profile '" + path + "' ends inside layer '" + layer.name + "'"};
+      }
+      // B-Caffe logs tensor sizes rounded up to a multiple of 64 elements.
+      std::int64_t e = p.elements();
+      std::int64_t aligned = (e + 63) / 64 * 64;
+      if (tensors[next].elements != e && tensors[next].elements != aligned) {
+        return Error{"layer profile '" + path + "': tensor " + std::to_string(next) + " has " +
+                     std::to_string(tensors[next].elements) + " elements, but layer '" +
+                     layer.name + "' " + p.name + " has " + std::to_string(e)};
+      }
+      ++next;
+    }
+    model::Nanos b = model::from_micros(first.backward_us);
+    model_sum += static_cast<double>(layers[l].backward);
+    profile_sum += static_cast<double>(b);
+    layers[l].backward = b;
+    layers[l].forward = b / 2;  // the profile has no forward times; forward ~ half of backward
+    measured[l] = true;
+  }
+  if (next != tensors.size()) {
+    return Error{"layer profile '" + path + "' has " + std::to_string(tensors.size()) +
+                 " tensors, but network '" + net.name + "' has " + std::to_string(next)};
+  }
+  const double k = model_sum > 0 ? profile_sum / model_sum : 1.0;
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    if (measured[l]) continue;
+    layers[l].forward = std::llround(static_cast<double>(layers[l].forward) * k);
+    layers[l].backward = std::llround(static_cast<double>(layers[l].backward) * k);
+  }
+  return model::ok();
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<NetworkWorkload>> NetworkWorkload::resolve(const NetworkSpec& spec,
+                                                                    const Catalogs& catalogs) {
+  std::unique_ptr<NetworkWorkload> w(new NetworkWorkload());
+  w->spec_ = spec;
+  auto net = model::load_network(spec.network);
+  if (!net) return net.error();
+  w->network_ = std::move(*net);
+  auto gpu = catalogs.hardware.gpu(spec.gpu);
+  if (!gpu) return model::with_context("gpu", gpu.error());
+  w->gpu_ = std::move(*gpu);
+  w->efficiency_ = catalogs.efficiency;
+  if (spec.batch < 1) return Error{"batch: at least 1 sample per GPU"};
+  if (spec.iterations < 2) return Error{"simulate at least 2 iterations"};
+  auto sync = parse_sync(spec.sync);
+  if (!sync) return sync.error();
+  w->easgd_ = *sync;
+  if (!spec.layer_profile.empty()) {
+    auto profile = trace::read_bcaffe_log(spec.layer_profile);
+    if (!profile) return profile.error();
+    w->profile_ = std::move(*profile);
+  }
+  return w;
+}
+
+Expected<PredictRequest> NetworkWorkload::request(const Scenario& s) const {
+  PredictRequest r;
+  const model::Precision precision = s.exchange.precision;
+  r.batch = spec_.batch;
+  r.iterations = spec_.iterations;
+  r.prefetch = spec_.prefetch;
+  r.overlap = s.exchange.overlap;
+  r.exchange.algorithm = s.exchange.algorithm;
+  r.exchange.precision = precision;
+  r.exchange.topk = s.exchange.topk;
+  r.easgd = easgd_;
+  r.topology = s.hardware.topology();
+  r.cluster = s.hardware.cluster;
+  const double peak = precision == model::Precision::kFp16 ? gpu_.fp16_flops : gpu_.fp32_flops;
+  const double rate = peak * efficiency_.for_precision(precision);
+  r.layers = model::layer_times_from_flops(network_, spec_.batch, rate);
+  r.update = model::update_time(network_.param_elements(), gpu_.memory_bandwidth);
+  r.h2d = model::h2d_time(network_, spec_.batch, s.hardware.intra.achievable_bandwidth);
+  r.io = model::from_seconds(spec_.io_time_s);
+  if (profile_) DAGSGD_TRY(apply_layer_profile(*profile_, spec_.layer_profile, network_, r.layers));
+  if (spec_.step_time_s > 0) {
+    auto scaled =
+        model::scale_to_step_time(r.layers, r.update, model::from_seconds(spec_.step_time_s));
+    if (!scaled) return model::with_context("step time", scaled.error());
+  }
+  return r;
+}
+
+Expected<void> NetworkWorkload::check(const Scenario& s) const {
+  auto r = request(s);
+  if (!r) return r.error();
+  return model::ok();
+}
+
+Expected<PredictResult> NetworkWorkload::evaluate(const Scenario& s, bool keep_timeline) const {
+  auto r = request(s);
+  if (!r) return r.error();
+  r->keep_timeline = keep_timeline;
+  return predict(*r);
+}
+
+Description NetworkWorkload::describe(const Scenario& s) const {
+  using model::num;
+  const double efficiency = efficiency_.for_precision(s.exchange.precision);
+  std::string compute = "FLOPs at " + num(100 * efficiency) + "% of " + gpu_.name + " peak";
+  if (profile_) compute = "layer profile " + spec_.layer_profile;
+  if (spec_.step_time_s > 0) compute += ", scaled to a " + num(spec_.step_time_s) + " s step";
+  const Hardware& h = s.hardware;
+  Description d = {
+      {"network", network_.name + " (" + num(static_cast<double>(network_.param_elements()) / 1e6) +
+                      "M parameters, " + std::to_string(network_.layers.size()) + " layers)"},
+      {"batch per GPU", std::to_string(spec_.batch)},
+      {"gpu", gpu_.name},
+      {"workers", std::to_string(h.workers()) + " (" + std::to_string(h.nodes) + " nodes x " +
+                      std::to_string(h.gpus_per_node) + " GPUs)"},
+      {"intra-node", h.intra.name},
+      {"inter-node", h.inter.name},
+      {"algorithm", s.exchange.algorithm},
+      {"overlap", s.exchange.overlap.name()},
+      {"precision", s.exchange.precision_name},
+      {"topk", num(s.exchange.topk)},
+      {"sync", spec_.sync},
+      {"prefetch", spec_.prefetch ? "on" : "off"},
+      {"compute", compute},
+  };
+  if (h.cluster) {
+    const auto& c = *h.cluster;
+    d.insert(d.begin() + 6, {{"topology", c.node_type().name + " x " + std::to_string(c.nodes()) +
+                                              ", " + model::network_kind_name(c.network().kind) +
+                                              " of " + c.network().fabric},
+                             {"network model", "flow (transfers share the topology's links)"}});
+  }
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Traced workloads
+
+Expected<std::unique_ptr<TracedWorkload>> TracedWorkload::load(
+    const std::vector<std::string>& paths, const trace::ImportOptions& options, int batch) {
+  std::unique_ptr<TracedWorkload> w(new TracedWorkload());
+  auto run = trace::import_run(paths, options);
+  if (!run) return run.error();
+  w->run_ = std::move(*run);
+  auto dag = trace::build_trace_dag(w->run_);
+  if (!dag) return dag.error();
+  w->dag_ = std::move(*dag);
+  const std::string where = "run '" + w->run_.path + "'";
+  if (batch > 0) {
+    w->batch_ = batch;
+  } else if (w->run_.manifest && w->run_.manifest->config.count("batch") != 0) {
+    const std::string& b = w->run_.manifest->config.at("batch");
+    char* end = nullptr;
+    const long v = std::strtol(b.c_str(), &end, 10);
+    if (b.empty() || *end != '\0' || v < 1 || v > 1'000'000'000) {
+      w->batch_problem_ =
+          where + ": manifest.json: config 'batch' is not a positive integer ('" + b + "')";
+    } else {
+      w->batch_ = static_cast<int>(v);
+    }
+  } else {
+    w->batch_problem_ = where + " does not record its batch size (samples per rank per iteration)";
+  }
+  return w;
+}
+
+Expected<void> TracedWorkload::check(const Scenario& s) const {
+  if (batch_ == 0) return Error{batch_problem_};
+  if (s.hardware.cluster) {
+    return Error{
+        "a traced run is replayed with the analytical network model only (no topology, "
+        "--network-model analytic)"};
+  }
+  if (s.hardware.workers() != dag_.ranks) {
+    return Error{"a traced run replays its own " + std::to_string(dag_.ranks) + " ranks, not " +
+                 std::to_string(s.hardware.workers())};
+  }
+  return model::ok();
+}
+
+Expected<PredictResult> TracedWorkload::evaluate(const Scenario& s, bool keep_timeline) const {
+  ReplayOptions ro;
+  ro.comm = CommMode::kModeled;
+  ro.algorithm = s.exchange.algorithm;
+  ro.target = s.hardware.topology();
+  auto r = replay_trace(dag_, ro);
+  if (!r) return r.error();
+  return replay_as_prediction(dag_, *r, batch_, keep_timeline);
+}
+
+Description TracedWorkload::describe(const Scenario& s) const {
+  Description w;
+  w.emplace_back("traced run", run_.path + " (" + trace::run_source_name(run_.source) + ")");
+  w.emplace_back("ranks", std::to_string(dag_.ranks));
+  if (run_.manifest) {
+    const auto& m = *run_.manifest;
+    if (!m.model.empty()) w.emplace_back("model", m.model);
+    for (const char* k : {"exchange", "overlap", "precision", "topk", "sync"}) {
+      if (m.config.count(k) != 0) w.emplace_back(k, m.config.at(k));
+    }
+    if (m.iterations.mean_s > 0)
+      w.emplace_back("measured iteration", model::fmt("%.3f ms", m.iterations.mean_s * 1e3));
+  }
+  w.emplace_back("batch per rank", std::to_string(batch_));
+  w.emplace_back("GPUs per node", std::to_string(s.hardware.gpus_per_node));
+  w.emplace_back("compute", "as traced (replayed by 'dagsgd replay' on each target fabric)");
+  return w;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A replay as a prediction
+
+PredictResult replay_as_prediction(const trace::TraceDag& tdag, const ReplayResult& r, int batch,
+                                   bool keep_timeline) {
+  using model::Nanos;
+  auto scaled_ns = [](double seconds, double relative_change) {
+    return static_cast<Nanos>(std::llround(seconds * (1.0 + relative_change) * 1e9));
+  };
+  PredictResult p;
+  p.workers = tdag.ranks;
+  p.iteration = scaled_ns(r.predicted_mean_s, 0.0);
+  p.if_comm_free = scaled_ns(r.predicted_mean_s, r.if_comm_free);
+  p.if_double_bandwidth = scaled_ns(r.predicted_mean_s, r.if_double_network);
+  p.single_gpu_iteration = p.if_comm_free;
+  if (p.iteration > 0) {
+    p.throughput = static_cast<double>(batch) * p.workers / model::to_seconds(p.iteration);
+    p.speedup = static_cast<double>(p.workers) * static_cast<double>(p.single_gpu_iteration) /
+                static_cast<double>(p.iteration);
+    p.efficiency = p.speedup / p.workers;
+  }
+  for (const auto& rt : r.predicted_ranks) {
+    if (rt.rank != tdag.main_rank) continue;
+    p.breakdown.forward = rt.compute;
+    p.breakdown.comm_total = rt.comm_total;
+    p.breakdown.comm_exposed = rt.comm_exposed;
+    p.breakdown.h2d = rt.memcpy;
+    p.breakdown.idle = rt.idle + rt.host;
+  }
+  for (const auto& ps : r.critical_path) p.critical_path.push_back({ps.what, ps.time});
+  p.critical_path_tasks = r.critical_path_length;
+  p.algorithm = r.comm.algorithm;
+  p.tasks = tdag.dag.task_count();
+  p.events = r.sim.events;
+  const double exposed = p.iteration > 0 ? static_cast<double>(p.breakdown.comm_exposed) /
+                                               static_cast<double>(p.iteration)
+                                         : 0.0;
+  p.bound = p.workers > 1 && exposed >= 0.25 ? "communication-bound" : r.bound;
+  p.bottleneck = p.bound + ": " + model::percent(exposed) +
+                 " of the iteration is exposed communication (" + p.algorithm +
+                 "); free communication would be " +
+                 model::times_faster(p.iteration, p.if_comm_free) + ", twice the bandwidth " +
+                 model::times_faster(p.iteration, p.if_double_bandwidth);
+  if (keep_timeline && !tdag.boundary_task.empty() && tdag.end_task != model::kNoTask) {
+    const Nanos ws = r.sim.start[static_cast<std::size_t>(tdag.boundary_task.back())];
+    const Nanos we = r.sim.finish[static_cast<std::size_t>(tdag.end_task)];
+    for (std::size_t i = 0; i < tdag.dag.task_count(); ++i) {
+      const Nanos s = r.sim.start[i];
+      const Nanos f = r.sim.finish[i];
+      if (f <= ws || s >= we || f <= s) continue;
+      const model::Task& t = tdag.dag.task(static_cast<model::TaskId>(i));
+      p.timeline.push_back({t.worker, t.kind, t.layer, s - ws, f - s});
+    }
+  }
+  return p;
+}
+
+}  // namespace dagsgd::sim

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Checks of tools/published_eval.py and the published-measurement set (ctest label `published`).
+
+  validate                 every file passes the schema and catalog checks
+  bad-input DIR            broken copies of the data are refused with exit 2 and a message
+                           naming the file and the place
+  evaluate DAGSGD OUT      the evaluation runs; every end-to-end point in the files is in its
+                           table once, either predicted (a positive throughput, a finite error)
+                           or skipped with a reason
+"""
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOOL = os.path.join(ROOT, "tools", "published_eval.py")
+DATA = os.path.join(ROOT, "datasets")
+
+
+def run(*args):
+    return subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True,
+                          check=False)
+
+
+def end_to_end_points():
+    base = os.path.join(DATA, "published")
+    out = set()
+    for sid in sorted(os.listdir(base)):
+        with open(os.path.join(base, sid, sid + ".json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        out |= {(sid, p["id"]) for p in doc["points"] if p["kind"] == "end_to_end"}
+    return out
+
+
+def check(cond, what, failures):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def validate():
+    failures = []
+    r = run("--validate-only")
+    check(r.returncode == 0, f"published_eval --validate-only exits 0 ({r.stderr.strip()})",
+          failures)
+    return failures
+
+
+def broken_copy(dst, source, mutate):
+    """A datasets folder holding the catalogs, the networks and one mutated source file."""
+    shutil.rmtree(dst, ignore_errors=True)
+    for sub in ("hardware", "networks"):
+        shutil.copytree(os.path.join(DATA, sub), os.path.join(dst, sub))
+    os.makedirs(os.path.join(dst, "published", source))
+    with open(os.path.join(DATA, "published", source, source + ".json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    mutate(doc)
+    path = os.path.join(dst, "published", source, source + ".json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return path
+
+
+def first(doc, kind):
+    return next(p for p in doc["points"] if p["kind"] == kind)
+
+
+def bad_input(work):
+    failures = []
+    cases = [
+        ("no licence", "tf-benchmarks-2017", lambda d: d.pop("licence"), "'licence'"),
+        ("unknown GPU", "dlperf-2020",
+         lambda d: d["setups"]["dlperf-4x8v100"].update(gpu="v101"), "gpu 'v101'"),
+        ("unknown fabric", "horovod-readme-2017",
+         lambda d: first(d, "end_to_end").update(inter="25gbe-typo"), "25gbe-typo"),
+        ("intra fabric used as inter", "dlperf-2020",
+         lambda d: d["setups"]["dlperf-4x8v100"].update(inter="nvlink2"), "inter fabric"),
+        ("unknown network", "nvidia-dle",
+         lambda d: first(d, "end_to_end").update(model="resnet51"), "resnet51"),
+        ("negative value", "tf-benchmarks-2017",
+         lambda d: first(d, "end_to_end").update(value=-3), "'value'"),
+        ("zero microbenchmark size", "deepops-roce-2020",
+         lambda d: first(d, "microbenchmark").update(size_bytes=0), "'size_bytes'"),
+        ("dangling reference", "dlperf-2020",
+         lambda d: first(d, "end_to_end").update(reference="nowhere"), "reference 'nowhere'"),
+        ("duplicate id", "horovod-readme-2017",
+         lambda d: d["points"].append(dict(d["points"][0])), "duplicate id"),
+    ]
+    for i, (what, source, mutate, needle) in enumerate(cases):
+        dst = os.path.join(work, f"case{i}")
+        path = broken_copy(dst, source, mutate)
+        r = run("--validate-only", "--data", dst)
+        msg = r.stderr.strip()
+        check(r.returncode == 2 and needle in msg and os.path.basename(path) in msg
+              and len(msg.splitlines()) == 1,
+              f"{what}: exit 2 naming the file and the place (got {r.returncode}: {msg!r})",
+              failures)
+    return failures
+
+
+def evaluate(dagsgd, out):
+    failures = []
+    r = run("--dagsgd", dagsgd, "--json", out)
+    check(r.returncode == 0, f"published_eval exits 0 (got {r.returncode}: "
+                             f"{r.stderr.strip()[-300:]!r})", failures)
+    if not os.path.isfile(out):
+        return failures + ["no JSON written"]
+    with open(out, encoding="utf-8") as f:
+        rows = json.load(f)["rows"]
+    seen = [(r["source"], r["point"]) for r in rows]
+    expected = end_to_end_points()
+    check(len(seen) == len(set(seen)), "each point appears once in the table", failures)
+    check(set(seen) == expected,
+          f"the table holds the {len(expected)} end-to-end points of the files "
+          f"(missing {sorted(expected - set(seen))[:3]}, extra {sorted(set(seen) - expected)[:3]})",
+          failures)
+    bad = [r for r in rows if not (
+        ("predicted" in r and r["predicted"] > 0 and math.isfinite(r["error"]))
+        or (isinstance(r.get("skipped"), str) and r["skipped"]))]
+    check(not bad, f"every point is predicted or skipped with a reason ({len(bad)} neither: "
+                   f"{[r['point'] for r in bad[:3]]})", failures)
+    predicted = sum(1 for r in rows if "predicted" in r)
+    check(predicted >= 60, f"at least 60 points predicted ({predicted})", failures)
+    return failures
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] not in ("validate", "bad-input", "evaluate"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    if sys.argv[1] == "validate":
+        failures = validate()
+    elif sys.argv[1] == "bad-input":
+        failures = bad_input(sys.argv[2])
+    else:
+        failures = evaluate(sys.argv[2], sys.argv[3])
+    print(f"{'FAILED' if failures else 'passed'}: {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

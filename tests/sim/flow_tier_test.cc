@@ -1,0 +1,252 @@
+// The flow-level tier against hand-computed cases: exact agreement with the analytical formulas
+// where nothing is shared beyond what they assume, and the sharing they miss (a ring through a
+// shared root complex, GPUs behind one NIC, incast, two collectives in flight).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "common/sweep_fixtures.h"
+#include "dagsgd/model/collective_flows.h"
+#include "dagsgd/sim/flow_network.h"
+#include "dagsgd/sim/predict.h"
+
+namespace dagsgd::sim {
+namespace {
+
+using model::FlowPlan;
+
+const model::FabricSpec& fabric(const std::string& name) {
+  static std::map<std::string, model::FabricSpec> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    auto f = testing::bundled_catalogs().hardware.fabric(name);
+    EXPECT_TRUE(f.ok()) << name;
+    it = cache.emplace(name, *f).first;
+  }
+  return it->second;
+}
+
+// The plain cluster both tiers describe: `nodes` x `g` GPUs, intra and inter fabrics.
+struct Plain {
+  model::Topology topo;
+  std::shared_ptr<const model::ClusterTopology> cluster;
+};
+
+Plain plain(int nodes, int g, const std::string& intra = "pcie3",
+            const std::string& inter = "10gbe") {
+  Plain p;
+  p.topo.nodes = nodes;
+  p.topo.gpus_per_node = g;
+  p.topo.intra = model::LinkCost::from_fabric(fabric(intra));
+  p.topo.inter = model::LinkCost::from_fabric(fabric(inter));
+  auto net = model::parse_network_spec("single-switch");
+  EXPECT_TRUE(net.ok());
+  EXPECT_TRUE(model::set_network_fabric(*net, fabric(inter)).ok());
+  auto c = model::ClusterTopology::build(
+      model::uniform_node_type(g, fabric(intra).achievable_bandwidth, fabric(intra).latency), nodes,
+      *net);
+  EXPECT_TRUE(c.ok()) << c.error().message;
+  p.cluster = std::make_shared<model::ClusterTopology>(std::move(*c));
+  return p;
+}
+
+std::vector<int> in_order(int n) {
+  std::vector<int> v(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i;
+  return v;
+}
+
+model::CollectiveFlows flows(const Plain& p, const std::string& algorithm, double topk = 0) {
+  model::ExchangeConfig config;
+  config.algorithm = algorithm;
+  config.topk = topk;
+  auto f = model::CollectiveFlows::make(p.topo, config, in_order(p.topo.workers()));
+  EXPECT_TRUE(f.ok()) << f.error().message;
+  return std::move(*f);
+}
+
+// One GPU per node, or one node: every link carries what the formula assumes, so both tiers
+// give the same time to the nanosecond.
+TEST(FlowTier, AgreesWithTheFormulasWithoutSharing) {
+  struct Case {
+    int nodes;
+    int g;
+    const char* algorithm;
+  };
+  const Case cases[] = {{8, 1, "ring"},         {8, 1, "tree"}, {8, 1, "recursive_doubling"},
+                        {8, 1, "rabenseifner"}, {8, 1, "ps"},   {8, 1, "asa"},
+                        {1, 8, "ring"},         {1, 4, "ps"},   {4, 4, "hier"},
+                        {2, 4, "hier"},         {6, 1, "ring"}, {1, 8, "recursive_doubling"}};
+  for (const auto& c : cases) {
+    const Plain p = plain(c.nodes, c.g);
+    const auto f = flows(p, c.algorithm);
+    for (std::int64_t elements : {1'000LL, 250'000LL, 25'000'000LL}) {
+      const FlowPlan plan = f.plan(elements);
+      const double t = isolated_time_ns(*p.cluster, plan);
+      EXPECT_NEAR(t, static_cast<double>(plan.analytical), 1.0)
+          << c.algorithm << " on " << c.nodes << " x " << c.g << ", " << elements << " elements";
+    }
+  }
+  // Top-k's allgather too.
+  const Plain p = plain(8, 1);
+  const FlowPlan sparse = flows(p, "ring", 0.01).plan(10'000'000);
+  EXPECT_EQ(sparse.pattern->algorithm, "allgather");
+  EXPECT_NEAR(isolated_time_ns(*p.cluster, sparse), static_cast<double>(sparse.analytical), 1.0);
+}
+
+// Four GPUs of a node behind one NIC: a parameter-server exchange across nodes sends every
+// GPU's shards through it, which the formula (one link per worker) does not see.
+TEST(FlowTier, GpusBehindOneNicShareIt) {
+  const Plain p = plain(2, 4);
+  const FlowPlan plan = flows(p, "ps").plan(10'000'000);
+  const double t = isolated_time_ns(*p.cluster, plan);
+  // Each GPU sends 1/8 of 40 MB to each of the 4 GPUs of the other node: 16 transfers of 5 MB
+  // leave through one NIC, per phase, against the formula's 7/8 x 40 MB on a worker's link.
+  const double nic = fabric("10gbe").achievable_bandwidth * 1e-9;  // bytes/ns
+  const double beta = 1 / nic;
+  const double per_phase_formula = 7.0 / 8.0 * 40e6 * beta;
+  const double per_phase_flow = 16 * 5e6 / nic;
+  EXPECT_NEAR(t - static_cast<double>(plan.analytical), 2 * (per_phase_flow - per_phase_formula),
+              2.0);
+  EXPECT_GT(t, 1.8 * static_cast<double>(plan.analytical));
+}
+
+// A ring over eight GPUs on two sockets of a PCIe server crosses the inter-socket link twice
+// (once each way per direction of the ring): its transfers move at half that link's rate when it
+// is the narrowest.
+TEST(FlowTier, ARingThroughTheSocketLinkCrossesItTwice) {
+  auto node = model::load_node_type("pcie-8gpu-2s-switch");
+  ASSERT_TRUE(node.ok()) << node.error().message;
+  auto net = model::parse_network_spec("single-switch");
+  ASSERT_TRUE(model::set_network_fabric(*net, fabric("10gbe")).ok());
+  auto c = model::ClusterTopology::build(*node, 1, *net);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  auto cluster = std::make_shared<model::ClusterTopology>(std::move(*c));
+  model::Topology topo;
+  topo.nodes = 1;
+  topo.gpus_per_node = 8;
+  topo.intra = model::LinkCost::from_fabric(fabric("pcie3"));
+  topo.inter = topo.intra;
+  std::vector<int> order;
+  for (int g : cluster->intra_ring()) order.push_back(g);
+  auto f = model::CollectiveFlows::make(topo, model::ExchangeConfig{"ring"}, order);
+  ASSERT_TRUE(f.ok());
+  const FlowPlan plan = f->plan(25'000'000);
+  ASSERT_EQ(plan.pattern->phases.size(), 2u);
+  // The narrowest link a ring transfer crosses, counted as often as transfers cross it.
+  double slowest = 1e300;
+  std::map<int, int> uses;
+  for (const auto& t : plan.pattern->phases[0]) {
+    for (int l : cluster->route(t.src, t.dst)) ++uses[l];
+  }
+  int socket_uses = 0;
+  for (const auto& [l, n] : uses) {
+    const auto& link = cluster->links()[static_cast<std::size_t>(l)];
+    const auto& from = cluster->devices()[static_cast<std::size_t>(link.from)];
+    const auto& to = cluster->devices()[static_cast<std::size_t>(link.to)];
+    if (from.kind == model::DeviceKind::kCpu && to.kind == model::DeviceKind::kCpu) {
+      socket_uses = std::max(socket_uses, n);
+    }
+    slowest = std::min(slowest, link.bandwidth * 1e-9 / n);
+  }
+  EXPECT_EQ(socket_uses, 1) << "one transfer each way per ring direction";
+  const double bytes = plan.amounts[0].bytes;
+  const double t = isolated_time_ns(*cluster, plan);
+  EXPECT_NEAR(t, plan.amounts[0].fixed + plan.amounts[1].fixed + 2 * bytes / slowest, 2.0);
+  EXPECT_GT(t, 1.15 * static_cast<double>(plan.analytical))
+      << "the socket link (10 GB/s) is narrower than a GPU's PCIe link (12 GB/s)";
+}
+
+// Engine and network together: a DAG whose tasks are collectives.
+SimResult run(model::Dag& dag, FlowNetwork& net) {
+  dag.finalize();
+  auto r = simulate(dag, &net);
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return *r;
+}
+
+FlowPlan one_phase(std::vector<model::Transfer> transfers, double bytes, double fixed = 0) {
+  auto pattern = std::make_shared<model::FlowPattern>();
+  pattern->algorithm = "custom";
+  pattern->phases = {std::move(transfers)};
+  FlowPlan plan;
+  plan.pattern = pattern;
+  plan.amounts = {{fixed, bytes}};
+  return plan;
+}
+
+// Two collectives in flight on the same links take twice as long as one alone; after the first
+// ends the second has the links to itself.
+TEST(FlowTier, TwoCollectivesInFlightShareTheLinks) {
+  const Plain p = plain(2, 1);
+  const double nic = fabric("10gbe").achievable_bandwidth * 1e-9;
+  model::Dag dag;
+  auto res = dag.add_resource("collectives", 8);
+  model::Task t;
+  t.kind = model::TaskKind::kComm;
+  t.worker = -1;
+  t.resource = res;
+  const auto a = dag.add_task(t);
+  const auto b = dag.add_task(t);
+  FlowNetwork net(p.cluster);
+  net.assign(a, one_phase({{0, 1}}, 10e6));
+  net.assign(b, one_phase({{0, 1}}, 20e6));
+  const SimResult r = run(dag, net);
+  // Both at half rate until a's 10 MB are through (20 MB moved), then b alone for its rest.
+  const double a_end = 20e6 / nic;
+  const double b_end = a_end + 10e6 / nic;
+  EXPECT_NEAR(static_cast<double>(r.finish[0]), a_end, 1.0);
+  EXPECT_NEAR(static_cast<double>(r.finish[1]), b_end, 1.0);
+  const auto loads = net.loads(0, b_end);
+  double most = 0;
+  for (const auto& l : loads) most = std::max(most, l.bytes);
+  EXPECT_NEAR(most, 30e6, 1e3) << "the NIC port carried both";
+}
+
+// Three GPUs push into one: the receiver's link is shared three ways (incast).
+TEST(FlowTier, IncastSharesTheReceiversLink) {
+  const Plain p = plain(4, 1);
+  const double nic = fabric("10gbe").achievable_bandwidth * 1e-9;
+  model::Dag dag;
+  auto res = dag.add_resource("collectives", 8);
+  model::Task t;
+  t.kind = model::TaskKind::kComm;
+  t.resource = res;
+  FlowNetwork net(p.cluster);
+  for (int src = 1; src <= 3; ++src) {
+    net.assign(dag.add_task(t), one_phase({{src, 0}}, 9e6, 1000));
+  }
+  const SimResult r = run(dag, net);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(static_cast<double>(r.finish[static_cast<std::size_t>(i)]), 1000 + 27e6 / nic, 1.0);
+  }
+}
+
+// A whole prediction: on the plain cluster the flow tier gives the analytical prediction.
+TEST(FlowTier, PredictAgreesOnAPlainCluster) {
+  auto w = NetworkWorkload::resolve({"resnet50"}, testing::bundled_catalogs());
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  for (const char* overlap : {"none", "wfbp", "mgwfbp"}) {
+    ExchangeSpec e;
+    e.overlap = overlap;
+    HardwareSpec h{4, 4, "pcie3", "10gbe"};
+    auto analytic = resolve_scenario(h, e, testing::bundled_catalogs());
+    h.network_model = "flow";
+    auto flow = resolve_scenario(h, e, testing::bundled_catalogs());
+    ASSERT_TRUE(analytic.ok() && flow.ok());
+    ASSERT_TRUE(flow->hardware.cluster != nullptr);
+    auto a = (*w)->evaluate(*analytic, false);
+    auto f = (*w)->evaluate(*flow, false);
+    ASSERT_TRUE(a.ok() && f.ok());
+    EXPECT_NEAR(static_cast<double>(f->iteration), static_cast<double>(a->iteration), 200.0)
+        << overlap;
+    EXPECT_EQ(f->network_model, "flow");
+    ASSERT_FALSE(f->busiest_links.empty());
+    EXPECT_NE(f->busiest_links.front().link.find("nic"), std::string::npos)
+        << "the NIC port bounds a flat ring across nodes: " << f->busiest_links.front().link;
+  }
+}
+
+}  // namespace
+}  // namespace dagsgd::sim

@@ -1,0 +1,117 @@
+// Scenario resolution: names checked once against the catalogs, errors that list the valid
+// names, and a network workload's description and request.
+#include <gtest/gtest.h>
+
+#include "common/sweep_fixtures.h"
+
+#include "dagsgd/sim/scenario.h"
+
+namespace dagsgd::sim {
+namespace {
+
+const Catalogs& catalogs() { return testing::bundled_catalogs(); }
+
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(Scenario, UnknownNamesListTheValidOnes) {
+  auto h = resolve_hardware({1, 4, "pcie9", "10gbe"}, catalogs());
+  ASSERT_FALSE(h.ok());
+  EXPECT_TRUE(has(h.error().message, "intra-node fabric: unknown fabric 'pcie9'"))
+      << h.error().message;
+  EXPECT_TRUE(has(h.error().message, "nvlink2")) << h.error().message;
+  h = resolve_hardware({1, 4, "pcie3", "token-ring"}, catalogs());
+  ASSERT_FALSE(h.ok());
+  EXPECT_TRUE(has(h.error().message, "inter-node fabric")) << h.error().message;
+
+  ExchangeSpec e;
+  e.algorithm = "butterfly";
+  auto x = resolve_exchange(e);
+  ASSERT_FALSE(x.ok());
+  EXPECT_TRUE(has(x.error().message, "valid collective algorithms: ring, tree"))
+      << x.error().message;
+  EXPECT_TRUE(has(x.error().message, "measured")) << x.error().message;
+  e = {};
+  e.precision = "fp8";
+  EXPECT_FALSE(resolve_exchange(e).ok());
+  e = {};
+  e.topk = 2;
+  EXPECT_FALSE(resolve_exchange(e).ok());
+
+  NetworkSpec n;
+  n.network = "alexnet";
+  n.gpu = "v1000";
+  auto w = NetworkWorkload::resolve(n, catalogs());
+  ASSERT_FALSE(w.ok());
+  EXPECT_TRUE(has(w.error().message, "gpu: unknown gpu 'v1000'")) << w.error().message;
+  EXPECT_TRUE(has(w.error().message, "k80")) << w.error().message;
+  n.gpu = "v100";
+  n.sync = "easgd:0,0.5";
+  EXPECT_FALSE(NetworkWorkload::resolve(n, catalogs()).ok());
+  n.sync = "bsp";
+  n.network = "resnet-51";
+  w = NetworkWorkload::resolve(n, catalogs());
+  ASSERT_FALSE(w.ok());
+  EXPECT_TRUE(has(w.error().message, "resnet50")) << w.error().message;
+}
+
+TEST(Scenario, NetworkWorkloadDescribesAndBuildsTheRequest) {
+  NetworkSpec n;
+  n.network = "resnet50";
+  n.batch = 64;
+  auto w = NetworkWorkload::resolve(n, catalogs());
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  ExchangeSpec e;
+  e.precision = "fp16";
+  e.overlap = "mgwfbp";
+  auto s = resolve_scenario({8, 4, "pcie3", "10gbe"}, e, catalogs());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  auto r = (*w)->request(*s);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->topology.workers(), 32);
+  EXPECT_EQ(r->exchange.precision, model::Precision::kFp16);
+  EXPECT_EQ(r->overlap.kind, model::OverlapPolicy::Kind::kMgwfbp);
+  EXPECT_EQ(r->layers.size(), (*w)->network().layers.size());
+  const Description d = (*w)->describe(*s);
+  ASSERT_EQ(d.size(), 13u);
+  EXPECT_EQ(d[0].first, "network");
+  EXPECT_EQ(d[3].second, "32 (8 nodes x 4 GPUs)");
+  EXPECT_EQ(d[8].second, "fp16");
+  // fp16 runs faster than fp32 on a V100 (tensor cores).
+  auto s32 = resolve_scenario({8, 4, "pcie3", "10gbe"}, {}, catalogs());
+  auto r32 = (*w)->request(*s32);
+  ASSERT_TRUE(r32.ok());
+  EXPECT_LT(r->layers[0].forward, r32->layers[0].forward);
+  auto p = (*w)->evaluate(*s, false);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->workers, 32);
+}
+
+TEST(Scenario, TracedWorkloadNeedsItsRunAndItsRanks) {
+  auto missing = TracedWorkload::load({"/nonexistent/run"}, trace::ImportOptions{});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(has(missing.error().message, "/nonexistent/run")) << missing.error().message;
+  const std::string kineto = std::string(DAGSGD_SHARED_DATA) + "/traces/kineto/nccl_data.json.gz";
+  auto w = TracedWorkload::load({kineto}, trace::ImportOptions{});
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  EXPECT_EQ((*w)->batch(), 0) << "a Kineto trace does not say its batch";
+  auto s = resolve_scenario({1, 1, "pcie3", "10gbe"}, {}, catalogs());
+  ASSERT_TRUE(s.ok());
+  auto checked = (*w)->check(*s);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_TRUE(has(checked.error().message, "batch size")) << checked.error().message;
+  w = TracedWorkload::load({kineto}, trace::ImportOptions{}, 16);
+  ASSERT_TRUE(w.ok());
+  // The traced ranks (one rank of a 2-rank job here), each on a node of its own.
+  auto same = resolve_scenario({(*w)->ranks(), 1, "nvlink2", "ib-edr"}, {}, catalogs());
+  ASSERT_TRUE(same.ok());
+  EXPECT_TRUE((*w)->check(*same).ok());
+  auto r = (*w)->evaluate(*same, true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_GT(r->iteration, 0);
+  EXPECT_FALSE(r->timeline.empty());
+}
+
+}  // namespace
+}  // namespace dagsgd::sim

@@ -1,0 +1,51 @@
+// dagsgd analyze: where the time goes in a traced run (per rank, critical path across ranks,
+// stragglers, bottleneck), from its DAG replayed with the measured durations.
+#include "command.h"
+#include "dagsgd/reports/trace_report.h"
+#include "trace_inputs.h"
+
+namespace dagsgd::tools {
+
+void add_trace_inputs(CLI::App& app, TraceInputs& in) {
+  app.add_option("RUN", in.paths,
+                 "A run directory (dagsgd train --trace / dagsgd collect), a directory of "
+                 "Kineto traces, or one Kineto trace file per rank (.json, .json.gz)")
+      ->required();
+  app.add_flag("--strict", in.strict, "Any bad record in a trace is an error (exit 2)");
+  app.add_flag("--json", in.json, "Print one JSON object instead of text");
+}
+
+model::Expected<std::unique_ptr<sim::TracedWorkload>> load_traces(const TraceInputs& in) {
+  trace::ImportOptions io;
+  io.strict = in.strict;
+  return sim::TracedWorkload::load(in.paths, io);
+}
+
+namespace {
+
+constexpr const char* kHelp =
+    "Where the time goes in a traced run: per rank compute, communication (total, exposed,\n"
+    "overlapped), memcpy, host and idle time; the critical path of an iteration across\n"
+    "ranks; stragglers; the bottleneck with what-if bounds.\n"
+    "Example: dagsgd analyze runs/mlp-wfbp    dagsgd analyze rank0.json.gz rank1.json.gz";
+
+int run_analyze(const TraceInputs& in) {
+  auto w = load_traces(in);
+  if (!w) return report_error(w.error().message);
+  sim::ReplayOptions ro;
+  ro.comm = sim::CommMode::kMeasured;
+  auto r = sim::replay_trace((*w)->dag(), ro);
+  if (!r) return report_error(r.error().message);
+  print(in.json ? reports::analyze_json((*w)->run(), (*w)->dag(), *r)
+                : reports::analyze_text((*w)->run(), (*w)->dag(), *r));
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_analyze(CLI::App& root, Action& action) {
+  auto [sub, in] = add_command<TraceInputs>(root, action, "analyze", kHelp, run_analyze);
+  add_trace_inputs(*sub, *in);
+}
+
+}  // namespace dagsgd::tools

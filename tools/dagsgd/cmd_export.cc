@@ -1,0 +1,69 @@
+// dagsgd export: a traced run's DAG (the one replay simulates) written in another simulator's
+// format; today Chakra execution traces, one file per rank, for ASTRA-sim.
+#include <filesystem>
+
+#include "command.h"
+#include "dagsgd/model/io.h"
+#include "dagsgd/reports/chakra_export.h"
+#include "trace_inputs.h"
+
+namespace dagsgd::tools {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ExportFlags {
+  TraceInputs inputs;
+  std::string format;
+  std::string out;
+  bool force = false;
+};
+
+int run_export(const ExportFlags& o) {
+  auto w = load_traces(o.inputs);
+  if (!w) return report_error(w.error().message);
+  const auto& dag = (*w)->dag();
+  const auto ranks = reports::chakra_ranks((*w)->run(), dag);
+  const fs::path dir(o.out);
+  if (!o.force) {
+    for (const auto& r : ranks) {
+      const fs::path f = dir / reports::chakra_file_name(r.rank);
+      if (model::file_exists(f.string())) {
+        return report_error("'" + f.string() + "' exists; use --force to overwrite");
+      }
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return report_error("cannot create '" + o.out + "': " + ec.message(), kExitFailure);
+  for (const auto& r : ranks) {
+    const fs::path f = dir / reports::chakra_file_name(r.rank);
+    auto written =
+        model::write_file(f.string(), reports::chakra_trace_file((*w)->run(), dag, r), true);
+    if (!written) return report_error(written.error().message, kExitFailure);
+  }
+  print(o.inputs.json ? reports::chakra_export_json(dag, ranks, o.out)
+                      : reports::chakra_export_text(dag, ranks, o.out));
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_export(CLI::App& root, Action& action) {
+  auto [sub, o] = add_command<ExportFlags>(
+      root, action, "export",
+      "Write a traced run's DAG (the one replay simulates) in another simulator's format.\n"
+      "chakra: one Chakra execution trace per rank, DIR/dagsgd.<rank>.et, for ASTRA-sim\n"
+      "(--workload-configuration=DIR/dagsgd); docs/formats.md lists what maps to what.\n"
+      "Example: dagsgd export --format chakra runs/mlp-wfbp --out chakra-mlp",
+      run_export);
+  add_trace_inputs(*sub, o->inputs);
+  sub->add_option("--format", o->format, "Output format: chakra")
+      ->required()
+      ->check(CLI::IsMember({"chakra"}));
+  sub->add_option("--out", o->out, "Directory for the files")->required();
+  sub->add_flag("--force", o->force, "Overwrite existing files");
+}
+
+}  // namespace dagsgd::tools

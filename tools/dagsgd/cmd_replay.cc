@@ -1,0 +1,134 @@
+// dagsgd replay: simulate a traced run with its measured compute and modeled (or measured)
+// communication, on its own network or a target fabric; predicted vs measured.
+#include "command.h"
+#include "dagsgd/model/io.h"
+#include "dagsgd/reports/trace_report.h"
+#include "scenario_options.h"
+#include "trace_inputs.h"
+
+namespace dagsgd::tools {
+
+namespace {
+
+struct ReplayFlags {
+  TraceInputs inputs;
+  ScenarioFlags target;  // --intra, --inter, --fabric-file, --algorithm, --gpus-per-node
+  std::string comm = "model";
+  int cpus = 0;
+  int ranks_per_machine = 0;
+  std::string timeline;
+  bool force = false;
+};
+
+// The flags' combinations that cannot mean anything, before the run is read.
+model::Expected<void> check_flags(const ReplayFlags& o) {
+  const ScenarioFlags& t = o.target;
+  const bool target = !t.hardware.intra.empty();
+  if (t.hardware.intra.empty() != t.hardware.inter.empty()) {
+    return model::Error{"--intra and --inter go together (the target fabric)"};
+  }
+  if (!t.fabric_file.empty() && !target) {
+    return model::Error{"--fabric-file needs --intra and --inter"};
+  }
+  if (o.comm == "measured" && target) {
+    return model::Error{"--comm measured replays the traced network; it takes no target fabric"};
+  }
+  if (t.given("--algorithm") && !target) {
+    return model::Error{
+        "--algorithm applies to a target fabric (--intra/--inter); the run's own calibration "
+        "uses the ring formula"};
+  }
+  if (auto known = model::collective_algorithms().check(t.exchange.algorithm); !known) {
+    return model::with_context("--algorithm", known.error());
+  }
+  if (o.ranks_per_machine > 0 && o.cpus == 0) {
+    return model::Error{"--ranks-per-machine needs --cpus (the cores of each machine)"};
+  }
+  if (!o.timeline.empty() && !o.force && model::file_exists(o.timeline)) {
+    return model::Error{"--timeline '" + o.timeline + "' exists; add --force to replace it"};
+  }
+  return model::ok();
+}
+
+// The target fabric of the replay, on the run's own ranks.
+model::Expected<model::Topology> target_topology(const ReplayFlags& o,
+                                                 const sim::TracedWorkload& w) {
+  auto catalogs = load_catalogs(o.target);
+  if (!catalogs) return catalogs.error();
+  sim::HardwareSpec spec = o.target.hardware;
+  const int per_node = o.target.given("--gpus-per-node") ? spec.gpus_per_node : 0;
+  const int ranks = sim::run_topology(w.dag()).workers();
+  if (per_node > 0 && ranks % per_node != 0) {
+    return model::Error{"--gpus-per-node " + std::to_string(per_node) + " does not divide the " +
+                        std::to_string(ranks) + " ranks of the run"};
+  }
+  spec.gpus_per_node = per_node > 0 ? per_node : 1;
+  spec.nodes = per_node > 0 ? ranks / per_node : 1;
+  auto hw = sim::resolve_hardware(spec, *catalogs);
+  if (!hw) return hw.error();
+  model::Topology t = hw->topology();
+  if (per_node == 0) {  // as the run was laid out
+    t.nodes = 0;
+    t.gpus_per_node = 0;
+  }
+  return t;
+}
+
+constexpr const char* kHelp =
+    "Simulate a traced run with its measured compute and modeled (or measured)\n"
+    "communication; print predicted vs measured iteration time and the error.\n"
+    "Example: dagsgd replay runs/mlp-wfbp --json --timeline sim.json\n"
+    "         dagsgd replay runs/mlp-wfbp --intra nvlink2 --inter ib-edr";
+
+int run_replay(const ReplayFlags& o) {
+  if (auto ok = check_flags(o); !ok) return report_error(ok.error().message);
+  auto w = load_traces(o.inputs);
+  if (!w) return report_error(w.error().message);
+  sim::ReplayOptions ro;
+  ro.comm = o.comm == "measured" ? sim::CommMode::kMeasured : sim::CommMode::kModeled;
+  ro.algorithm = o.target.exchange.algorithm;
+  ro.cpus = o.cpus;
+  ro.ranks_per_machine = o.ranks_per_machine;
+  if (!o.target.hardware.intra.empty()) {
+    auto t = target_topology(o, **w);
+    if (!t) return report_error(t.error().message);
+    ro.target = *t;
+  }
+  auto r = sim::replay_trace((*w)->dag(), ro);
+  if (!r) return report_error(r.error().message);
+  if (!o.timeline.empty()) {
+    auto written =
+        model::write_file(o.timeline, reports::simulated_timeline((*w)->dag(), *r), o.force);
+    if (!written) return report_error(written.error().message);
+  }
+  const auto& run = (*w)->run();
+  print(o.inputs.json ? reports::replay_json(run, (*w)->dag(), *r)
+                      : reports::replay_text(run, (*w)->dag(), *r));
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_replay(CLI::App& root, Action& action) {
+  auto [sub, o] = add_command<ReplayFlags>(root, action, "replay", kHelp, run_replay);
+  add_trace_inputs(*sub, o->inputs);
+  add_scenario_flags(*sub, o->target, ScenarioUse::kReplay);
+  sub->add_option("--comm", o->comm,
+                  "model: collectives from the communication model (calibrated on the run's own "
+                  "collectives, or the target fabric); measured: their traced durations")
+      ->check(CLI::IsMember({"model", "measured"}));
+  sub->add_option("--cpus", o->cpus,
+                  "Model host CPUs (dagsgd train runs): each machine has this many cores, shared "
+                  "by its ranks' computation; traced durations are first divided by the traced "
+                  "ranks per CPU (from the run's manifest)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--ranks-per-machine", o->ranks_per_machine,
+                  "With --cpus: ranks per machine on the target, consecutive ranks together "
+                  "(default: as traced)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--timeline", o->timeline,
+                  "Write the simulated run as a Perfetto-loadable trace to FILE");
+  sub->add_flag("--force", o->force, "Replace an existing --timeline file");
+}
+
+}  // namespace dagsgd::tools

@@ -1,0 +1,113 @@
+// dagsgd topology: the bundled node types (servers as vendors describe them) and what a cluster of
+// them looks like: devices, links, routes, ring order, network.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "dagsgd/model/hardware.h"
+#include "dagsgd/model/paths.h"
+#include "dagsgd/model/topology.h"
+
+namespace dagsgd::tools {
+
+namespace {
+
+struct ShowOptions {
+  std::string node_type;
+  int nodes = 1;
+  std::string network = "single-switch";
+  std::string inter;
+  std::vector<std::string> fabric_files;
+  bool dot = false;
+  bool json = false;
+};
+
+struct ListOptions {};
+
+constexpr const char* kHelp =
+    "Node types (one server: GPUs, PCIe switches, CPU sockets, NICs, NVLink/NVSwitch) and the\n"
+    "clusters they form. Run 'dagsgd topology show dgx1-v100' or 'dagsgd topology list'.";
+
+constexpr const char* kShowHelp =
+    "Print a node type: devices, links (bandwidth per direction, latency), the NIC each GPU\n"
+    "uses, the intra-node ring order and the route and bottleneck of every GPU pair; with\n"
+    "--nodes N, the cluster network too. --dot prints Graphviz, --json one JSON object.\n"
+    "Example: dagsgd topology show dgx1-v100 --nodes 16 --network fat-tree:2:4";
+
+constexpr const char* kListHelp = "List the bundled node types, one line each.";
+
+int run_show(const ShowOptions& o) {
+  auto node = model::load_node_type(o.node_type);
+  if (!node) return report_error(node.error().message);
+  auto network = model::parse_network_spec(o.network);
+  if (!network) return report_error(network.error().message);
+  const std::string fabric = o.inter.empty() ? node->nic_fabric : o.inter;
+  if (o.nodes > 1 && fabric.empty()) {
+    return report_error("node type '" + node->name +
+                        "' names no nic_fabric: give the NICs' fabric with --inter");
+  }
+  if (o.nodes > 1 || !o.inter.empty()) {
+    auto catalog = model::HardwareCatalog::load_default();
+    if (!catalog) return report_error(catalog.error().message, kExitFailure);
+    for (const auto& f : o.fabric_files) {
+      if (auto added = catalog->add_fabric_file(f); !added) {
+        return report_error(added.error().message);
+      }
+    }
+    auto spec = catalog->fabric(fabric);
+    if (!spec) return report_error(spec.error().message);
+    if (auto set = model::set_network_fabric(*network, *spec); !set) {
+      return report_error(set.error().message);
+    }
+  }
+  auto cluster = model::ClusterTopology::build(*node, o.nodes, *network);
+  if (!cluster) return report_error(cluster.error().message);
+  print(o.dot ? cluster->to_dot() : o.json ? cluster->to_json() : cluster->describe());
+  return kExitOk;
+}
+
+int run_list(const ListOptions&) {
+  const model::NameRegistry names = model::bundled_node_types();
+  if (names.names().empty()) {
+    return report_error("no bundled node types in " + model::data_path("topologies"), kExitFailure);
+  }
+  std::string out;
+  for (const auto& name : names.names()) {
+    auto node = model::load_node_type(name);
+    if (!node) return report_error(node.error().message, kExitFailure);
+    char line[64];
+    std::snprintf(line, sizeof line, "%-22s ", name.c_str());
+    out += line + node->description + "\n";
+  }
+  print(out);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_topology(CLI::App& root, Action& action) {
+  CLI::App* topology = root.add_subcommand("topology", kHelp);
+  topology->require_subcommand(1);
+  auto [show, o] = add_command<ShowOptions>(*topology, action, "show", kShowHelp, run_show);
+  show->add_option("NODE_TYPE", o->node_type,
+                   "A bundled node type (dagsgd topology list) or a node type file (.json, "
+                   "docs/topology.md)")
+      ->required();
+  show->add_option("--nodes", o->nodes, "Nodes in the cluster")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  show->add_option("--cluster-network", o->network,
+                   "How nodes are joined: single-switch, fat-tree:OVERSUB[:NODES_PER_LEAF] or "
+                   "rail[:OVERSUB]")
+      ->capture_default_str();
+  show->add_option("--inter", o->inter,
+                   "Fabric of the NIC ports (datasets/hardware/fabrics.json); default: the node "
+                   "type's nic_fabric");
+  show->add_option("--fabric-file", o->fabric_files, "Extra fabrics, e.g. from calibrate --out");
+  auto* dot = show->add_flag("--dot", o->dot, "Print Graphviz (dot) instead of text");
+  show->add_flag("--json", o->json, "Print one JSON object instead of text")->excludes(dot);
+  add_command<ListOptions>(*topology, action, "list", kListHelp, run_list);
+}
+
+}  // namespace dagsgd::tools

@@ -1,0 +1,110 @@
+// What every subcommand shares: how errors and results reach the terminal (or, embedded, the
+// caller's strings), and the one root command both the binary and run_cli parse with.
+#include "command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "dagsgd/model/paths.h"
+
+namespace dagsgd::tools {
+
+namespace {
+
+// Where output goes while run_cli runs a command on this thread; null: the process's streams.
+thread_local std::string* t_out = nullptr;
+thread_local std::string* t_err = nullptr;
+
+void write_err(const std::string& s) {
+  if (t_err != nullptr) {
+    *t_err += s;
+  } else {
+    std::fwrite(s.data(), 1, s.size(), stderr);
+  }
+}
+
+// Sends this thread's output to two strings for as long as it lives.
+class Capture {
+ public:
+  Capture(std::string& out, std::string& err) : out_(t_out), err_(t_err) {
+    t_out = &out;
+    t_err = &err;
+  }
+  ~Capture() {
+    t_out = out_;
+    t_err = err_;
+  }
+  Capture(const Capture&) = delete;
+  Capture& operator=(const Capture&) = delete;
+
+ private:
+  std::string* out_;
+  std::string* err_;
+};
+
+}  // namespace
+
+int report_error(const std::string& message, int code) {
+  write_err("dagsgd: error: " + message + "\n");
+  return code;
+}
+
+void print(const std::string& s) {
+  if (t_out != nullptr) {
+    *t_out += s;
+  } else {
+    std::fwrite(s.data(), 1, s.size(), stdout);
+  }
+}
+
+void print_note(const std::string& s) { write_err(s); }
+
+bool embedded() { return t_out != nullptr; }
+
+int run_commands(const std::vector<std::string>& args, const Commands& more) {
+  CLI::App app{
+      "dagsgd: trace, replay and what-if analysis of synchronous data-parallel SGD.\n"
+      "Run 'dagsgd <command> --help' for a command's options.",
+      "dagsgd"};
+  app.set_version_flag("--version", std::string("dagsgd ") + dagsgd::model::tool_version());
+  app.require_subcommand(1);
+  Action action;
+  // Subcommands, in the order `dagsgd --help` lists them.
+  add_predict(app, action);
+  add_whatif(app, action);
+  add_calibrate(app, action);
+  add_analyze(app, action);
+  add_replay(app, action);
+  add_topology(app, action);
+  add_export(app, action);
+  if (more) more(app, action);
+  // CLI11 consumes the arguments from the back.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  std::ostringstream help_out;
+  std::ostringstream help_err;
+  try {
+    app.parse(reversed);
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version
+    const int code = app.exit(e, help_out, help_err);
+    print(help_out.str());
+    write_err(help_err.str());
+    return code;
+  } catch (const CLI::ParseError& e) {
+    report_error(e.what());
+    write_err("Run 'dagsgd --help' or 'dagsgd <command> --help' for usage.\n");
+    return kExitBadInput;
+  }
+  if (!action) return report_error("no command given; run 'dagsgd --help'");
+  return action();
+}
+
+int run_cli(const std::vector<std::string>& args, std::string& out, std::string& err) {
+  Capture capture(out, err);
+  if (!args.empty() && (args[0] == "train" || args[0] == "collect" || args[0] == "validate")) {
+    return report_error("'" + args[0] + "' starts MPI processes; run it with the dagsgd binary");
+  }
+  return run_commands(args);
+}
+
+}  // namespace dagsgd::tools

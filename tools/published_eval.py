@@ -1,0 +1,395 @@
+#!/usr/bin/env python3
+"""Checks the published-measurement set (datasets/published/) and predicts every end-to-end point.
+
+Each source file holds provenance, named hardware setups and points (docs/published.md). For
+every end-to-end point this builds the matching `dagsgd predict ... --json` command, with
+`--step-time` from the source's single-GPU reference of the same model, framework and batch,
+runs it, and compares the predicted throughput with the published one. Points the tool cannot
+express are listed as skipped with the reason. Python 3 standard library only.
+
+Usage: tools/published_eval.py [--dagsgd BIN] [--json OUT] [--markdown] [--validate-only]
+                               [--source ID ...] [--jobs N] [--data DIR]
+Exit: 0 when every point was predicted or skipped with a reason, 1 when a dagsgd run failed,
+2 on a bad data file (one line naming the file and the place).
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCHEMA = "dagsgd-published/1"
+KINDS = ("end_to_end", "single_gpu_reference", "microbenchmark")
+PROVENANCE = ("title", "authors", "published", "licence", "accessed", "measurement")
+# Published precision -> dagsgd --precision. TF32 keeps fp32 gradients; AMP sends fp16 ones.
+PRECISION = {"fp32": "fp32", "tf32": "fp32", "fp16": "fp16", "amp": "fp16"}
+THROUGHPUT_UNITS = ("images/s", "sequences/s", "samples/s")
+ALGORITHMS = ("auto", "ring", "tree", "recursive_doubling", "rabenseifner", "ps", "asa", "hier")
+
+
+class DataError(Exception):
+    """A bad data file: the message names the file and the place."""
+
+
+def load_catalog(data_dir):
+    with open(os.path.join(data_dir, "hardware", "gpus.json"), encoding="utf-8") as f:
+        gpus = {g["name"] for g in json.load(f)["gpus"]}
+    with open(os.path.join(data_dir, "hardware", "fabrics.json"), encoding="utf-8") as f:
+        fabrics = {x["name"]: x["scope"] for x in json.load(f)["fabrics"]}
+    networks = {n[:-5] for n in os.listdir(os.path.join(data_dir, "networks"))
+                if n.endswith(".json")}
+    return gpus, fabrics, networks
+
+
+def source_files(data_dir, only):
+    base = os.path.join(data_dir, "published")
+    out = []
+    for sid in sorted(os.listdir(base)):
+        path = os.path.join(base, sid, sid + ".json")
+        if not os.path.isdir(os.path.join(base, sid)):
+            continue
+        if not os.path.isfile(path):
+            raise DataError(f"{os.path.join(base, sid)}: no {sid}.json in the source folder")
+        if not only or sid in only:
+            out.append(path)
+    missing = set(only or []) - {os.path.basename(os.path.dirname(p)) for p in out}
+    if missing:
+        raise DataError(f"{base}: no source named {', '.join(sorted(missing))}")
+    return out
+
+
+def shown(path):
+    rel = os.path.relpath(path, ROOT)
+    return path if rel.startswith("..") else rel
+
+
+def positive(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
+def validate(path, doc, catalog):
+    """Raises DataError at the first problem; returns the points by id."""
+    gpus, fabrics, networks = catalog
+    rel = shown(path)
+
+    def fail(where, what):
+        raise DataError(f"{rel}: {where}: {what}")
+
+    if not isinstance(doc, dict):
+        fail("top level", "not a JSON object")
+    if doc.get("schema") != SCHEMA:
+        fail("'schema'", f"expected '{SCHEMA}', got {doc.get('schema')!r}")
+    sid = os.path.basename(os.path.dirname(path))
+    if doc.get("id") != sid:
+        fail("'id'", f"{doc.get('id')!r} differs from the folder name '{sid}'")
+    for key in PROVENANCE:
+        if not isinstance(doc.get(key), str) or not doc[key].strip():
+            fail(f"'{key}'", "missing or empty (provenance)")
+    if not doc.get("url") and not (doc.get("repository") and doc.get("path")):
+        fail("provenance", "needs 'url' or 'repository' and 'path'")
+    setups = doc.get("setups")
+    if not isinstance(setups, dict) or not setups:
+        fail("'setups'", "missing or empty")
+    for name, s in setups.items():
+        where = f"setup '{name}'"
+        if not isinstance(s.get("as_published"), str):
+            fail(where, "'as_published' missing")
+        if s.get("gpu") is not None and s["gpu"] not in gpus:
+            fail(where, f"gpu '{s['gpu']}' is not in datasets/hardware/gpus.json")
+        for key, scopes in (("intra", ("intra", "both")), ("inter", ("inter", "both"))):
+            f = s.get(key)
+            if f is not None and fabrics.get(f) not in scopes:
+                fail(where, f"{key} fabric '{f}' is not an {key}-node fabric of "
+                            "datasets/hardware/fabrics.json")
+        if not (isinstance(s.get("gpus_per_node"), int) and s["gpus_per_node"] > 0):
+            fail(where, "'gpus_per_node' must be a positive integer")
+    points = doc.get("points")
+    if not isinstance(points, list) or not points:
+        fail("'points'", "missing or empty")
+    by_id = {}
+    for i, p in enumerate(points):
+        where = f"point {i} ({p.get('id', '?')!r})"
+        pid = p.get("id")
+        if not isinstance(pid, str) or not pid:
+            fail(where, "'id' missing")
+        if pid in by_id:
+            fail(where, "duplicate id")
+        by_id[pid] = p
+        if p.get("kind") not in KINDS:
+            fail(where, f"'kind' must be one of {', '.join(KINDS)}")
+        if p.get("setup") not in setups:
+            fail(where, f"setup {p.get('setup')!r} is not in 'setups'")
+        if not isinstance(p.get("table"), str) or not p["table"]:
+            fail(where, "'table' (where in the source) missing")
+        if not positive(p.get("value")):
+            fail(where, f"'value' must be a positive number, got {p.get('value')!r}")
+        if not isinstance(p.get("unit"), str):
+            fail(where, "'unit' missing")
+        for key in ("nodes", "gpus_per_node"):
+            if not isinstance(p.get(key), int) or p[key] < 0:
+                fail(where, f"'{key}' must be a non-negative integer")
+        if p.get("fabric") is not None and p["fabric"] not in fabrics:
+            fail(where, f"fabric '{p['fabric']}' is not in datasets/hardware/fabrics.json")
+        if p["kind"] == "microbenchmark":
+            if not positive(p.get("size_bytes")) or not positive(p.get("ranks")):
+                fail(where, "'size_bytes' and 'ranks' must be positive")
+            continue
+        if p.get("model") not in networks:
+            fail(where, f"model {p.get('model')!r} is not in datasets/networks")
+        if not (isinstance(p.get("batch_per_gpu"), int) and p["batch_per_gpu"] > 0):
+            fail(where, "'batch_per_gpu' must be a positive integer")
+        if p.get("precision") not in PRECISION:
+            fail(where, f"'precision' must be one of {', '.join(PRECISION)}")
+        if p["unit"] not in THROUGHPUT_UNITS:
+            fail(where, f"'unit' must be one of {', '.join(THROUGHPUT_UNITS)}")
+        if p["nodes"] < 1 or p["gpus_per_node"] < 1:
+            fail(where, "'nodes' and 'gpus_per_node' must be at least 1")
+        for key in ("intra", "inter"):
+            f = p.get(key)
+            if f is not None and f not in fabrics:
+                fail(where, f"{key} fabric '{f}' is not in datasets/hardware/fabrics.json")
+        if p["kind"] == "single_gpu_reference":
+            if p["nodes"] * p["gpus_per_node"] != 1:
+                fail(where, "a single-GPU reference must have 1 node of 1 GPU")
+            continue
+        if p["nodes"] * p["gpus_per_node"] < 2:
+            fail(where, "an end-to-end point needs at least 2 GPUs")
+        if p.get("algorithm") is not None and p["algorithm"] not in ALGORITHMS:
+            fail(where, f"'algorithm' must be one of {', '.join(ALGORITHMS)}")
+        if "not_expressible" in p:
+            if not isinstance(p["not_expressible"], str) or not p["not_expressible"]:
+                fail(where, "'not_expressible' must be a reason")
+        elif p.get("algorithm") is None:
+            fail(where, "'algorithm' missing (or give 'not_expressible')")
+    for pid, p in by_id.items():
+        ref = p.get("reference")
+        if ref is None:
+            continue
+        r = by_id.get(ref)
+        if r is None or r["kind"] != "single_gpu_reference":
+            fail(f"point {pid!r}", f"reference {ref!r} is not a single_gpu_reference here")
+        if r["model"] != p["model"] or PRECISION[r["precision"]] != PRECISION[p["precision"]]:
+            fail(f"point {pid!r}", f"reference {ref!r} has another model or precision")
+        if r["batch_per_gpu"] != p["batch_per_gpu"] and "not_expressible" not in p:
+            fail(f"point {pid!r}", f"reference {ref!r} has another batch per GPU")
+    return by_id
+
+
+def predict_command(binary, p, setup, ref):
+    """The dagsgd predict arguments for one end-to-end point, or (None, reason)."""
+    if "not_expressible" in p:
+        return None, p["not_expressible"]
+    gpu = p.get("gpu", setup.get("gpu"))
+    if gpu is None:
+        return None, "the GPU is not in the catalog"
+    intra = p.get("intra", setup.get("intra"))
+    inter = p.get("inter", setup.get("inter"))
+    if p["gpus_per_node"] > 1 and intra is None:
+        return None, "no intra-node fabric for the setup"
+    if p["nodes"] > 1 and inter is None:
+        return None, "no inter-node fabric for the setup"
+    cmd = [binary, "predict", "--network", p["model"], "--batch", str(p["batch_per_gpu"]),
+           "--gpu", gpu, "--nodes", str(p["nodes"]), "--gpus-per-node", str(p["gpus_per_node"]),
+           "--algorithm", p["algorithm"], "--overlap", p.get("overlap") or "wfbp",
+           "--precision", PRECISION[p["precision"]], "--json"]
+    if intra is not None:
+        cmd += ["--intra", intra]
+    if inter is not None:
+        cmd += ["--inter", inter]
+    if ref is not None:
+        # Seconds per single-GPU iteration: the point's batch at the reference's samples/s
+        # (the same batch in every evaluated point of the set).
+        step = p["batch_per_gpu"] / ref["value"]
+        cmd += ["--step-time", f"{step:.9g}"]
+    return cmd, None
+
+
+def run_point(cmd):
+    env = dict(os.environ, DAGSGD_DATA_DIR=os.path.join(ROOT, "datasets"))
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    if proc.returncode != 0:
+        return None, (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
+    try:
+        return json.loads(proc.stdout), None
+    except json.JSONDecodeError as e:
+        return None, f"unreadable JSON from dagsgd: {e}"
+
+
+def link_class(p, setup):
+    """The link the point's gradient exchange crosses: the inter fabric across nodes."""
+    if p["nodes"] > 1:
+        return p.get("inter", setup.get("inter")) or "?"
+    return p.get("intra", setup.get("intra")) or "?"
+
+
+def evaluate(files, binary, jobs, catalog, validate_only):
+    rows, micro = [], {}
+    work = []
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            try:
+                doc = json.load(f)
+            except json.JSONDecodeError as e:
+                raise DataError(f"{shown(path)}: line {e.lineno}: {e.msg}")
+        by_id = validate(path, doc, catalog)
+        sid = doc["id"]
+        for p in doc["points"]:
+            if p["kind"] == "microbenchmark":
+                micro[sid] = micro.get(sid, 0) + 1
+            if p["kind"] != "end_to_end":
+                continue
+            setup = doc["setups"][p["setup"]]
+            ref = by_id.get(p.get("reference"))
+            row = {"source": sid, "point": p["id"], "model": p["model"],
+                   "gpus": p["nodes"] * p["gpus_per_node"], "nodes": p["nodes"],
+                   "gpus_per_node": p["gpus_per_node"], "gpu": p.get("gpu", setup.get("gpu")),
+                   "precision": p["precision"], "batch_per_gpu": p["batch_per_gpu"],
+                   "link": link_class(p, setup), "framework": p.get("framework"),
+                   "measured": p["value"], "unit": p["unit"], "step_time_from": p.get("reference")}
+            cmd, reason = predict_command(binary, p, setup, ref)
+            if cmd is None:
+                row["skipped"] = reason
+            else:
+                row["command"] = " ".join(["dagsgd"] + cmd[1:])
+                work.append((row, cmd))
+            rows.append(row)
+    if validate_only:
+        return rows, micro, []
+    failures = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        results = pool.map(lambda rc: (rc[0], run_point(rc[1])), work)
+        for row, (out, err) in results:
+            if out is None:
+                row["failed"] = err
+                failures.append(row)
+                continue
+            pred = out["throughput_samples_per_s"]
+            row["predicted"] = round(pred, 3)
+            row["error"] = round((pred - row["measured"]) / row["measured"], 6)
+            row["comm_exposed_share"] = round(
+                out["breakdown"]["comm_exposed"] / out["iteration_time_s"], 4)
+            row["algorithm_used"] = out.get("algorithm")
+    return rows, micro, failures
+
+
+def summarize(rows, key):
+    groups = {}
+    for r in rows:
+        if "error" in r:
+            groups.setdefault(key(r), []).append(r["error"])
+    out = []
+    for k in sorted(groups, key=lambda k: (isinstance(k, str), k)):
+        errs = groups[k]
+        out.append({"group": k, "points": len(errs),
+                    "mean_abs_error": round(statistics.fmean(abs(e) for e in errs), 6),
+                    "mean_signed_error": round(statistics.fmean(errs), 6),
+                    "worst_abs_error": round(max(abs(e) for e in errs), 6)})
+    return out
+
+
+def pct(x):
+    return f"{100 * x:+.1f}%"
+
+
+def print_report(rows, micro, markdown):
+    predicted = [r for r in rows if "error" in r]
+    skipped = [r for r in rows if "skipped" in r]
+    if markdown:
+        print("| source | point | GPUs | link | measured | predicted | error |")
+        print("|---|---|---|---|---|---|---|")
+        for r in rows:
+            if "error" in r:
+                print(f"| {r['source']} | {r['point']} | {r['gpus']} | {r['link']} | "
+                      f"{r['measured']:g} | {r['predicted']:.1f} | {pct(r['error'])} |")
+        print()
+    else:
+        print(f"{'source':22s} {'point':44s} {'GPUs':>4s} {'link':13s} {'measured':>10s} "
+              f"{'predicted':>10s} {'error':>8s}")
+        for r in rows:
+            if "error" in r:
+                print(f"{r['source']:22s} {r['point']:44s} {r['gpus']:4d} {r['link']:13s} "
+                      f"{r['measured']:10g} {r['predicted']:10.1f} {pct(r['error']):>8s}")
+    print(f"\nskipped ({len(skipped)}):")
+    for r in skipped:
+        print(f"  {r['source']} {r['point']}: {r['skipped']}")
+    for title, key in (("source", lambda r: r["source"]), ("link", lambda r: r["link"]),
+                       ("model", lambda r: r["model"]), ("GPUs", lambda r: r["gpus"])):
+        print(f"\nby {title}:" if not markdown else f"\n| {title} | points | mean abs | "
+              "mean signed | worst |\n|---|---|---|---|---|")
+        for s in summarize(rows, key):
+            if markdown:
+                print(f"| {s['group']} | {s['points']} | {100 * s['mean_abs_error']:.1f}% | "
+                      f"{pct(s['mean_signed_error'])} | {100 * s['worst_abs_error']:.1f}% |")
+            else:
+                print(f"  {str(s['group']):22s} {s['points']:4d} points  mean |error| "
+                      f"{100 * s['mean_abs_error']:5.1f}%  mean signed {pct(s['mean_signed_error']):>7s}"
+                      f"  worst {100 * s['worst_abs_error']:5.1f}%")
+    if predicted:
+        errs = [abs(r["error"]) for r in predicted]
+        print(f"\noverall: {len(predicted)} predicted, {len(skipped)} skipped, mean |error| "
+              f"{100 * statistics.fmean(errs):.1f}%, worst {100 * max(errs):.1f}%")
+    print("microbenchmark points per source: " +
+          ", ".join(f"{k} {v}" for k, v in sorted(micro.items())))
+
+
+def default_binary():
+    for preset in ("release", "dev"):
+        path = os.path.join(ROOT, "build", preset, "tools", "dagsgd")
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dagsgd", help="the dagsgd binary (default: build/release, then build/dev)")
+    ap.add_argument("--data", default=os.path.join(ROOT, "datasets"), help="datasets folder")
+    ap.add_argument("--json", metavar="OUT", help="write the table and summaries as JSON")
+    ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    ap.add_argument("--validate-only", action="store_true",
+                    help="check the files and list what would run; run nothing")
+    ap.add_argument("--source", action="append", help="only this source id (repeatable)")
+    ap.add_argument("--jobs", type=int, default=2, help="dagsgd runs at once (default 2)")
+    args = ap.parse_args()
+    binary = args.dagsgd or default_binary()
+    if not args.validate_only and (binary is None or not os.access(binary, os.X_OK)):
+        print("published_eval: no dagsgd binary (build one, or give --dagsgd)", file=sys.stderr)
+        return 2
+    try:
+        catalog = load_catalog(args.data)
+        files = source_files(args.data, args.source)
+        rows, micro, failures = evaluate(files, binary, args.jobs, catalog, args.validate_only)
+    except DataError as e:
+        print(f"published_eval: {e}", file=sys.stderr)
+        return 2
+    except (OSError, KeyError, json.JSONDecodeError) as e:
+        print(f"published_eval: {e}", file=sys.stderr)
+        return 2
+    if args.validate_only:
+        todo = sum(1 for r in rows if "command" in r)
+        print(f"{len(files)} sources valid: {todo} end-to-end points to predict, "
+              f"{len(rows) - todo} skipped, microbenchmark points "
+              f"{sum(micro.values())}")
+        return 0
+    print_report(rows, micro, args.markdown)
+    for r in failures:
+        print(f"FAILED {r['source']} {r['point']}: {r['failed']}", file=sys.stderr)
+    if args.json:
+        out = {"rows": rows,
+               "summary": {k: summarize(rows, f) for k, f in (
+                   ("source", lambda r: r["source"]), ("link", lambda r: r["link"]),
+                   ("model", lambda r: r["model"]), ("gpus", lambda r: r["gpus"]))},
+               "overall": summarize(rows, lambda r: "all"),
+               "microbenchmark_points": micro}
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(out, f, indent=1)
+            f.write("\n")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

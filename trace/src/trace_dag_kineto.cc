@@ -1,0 +1,641 @@
+// The DAG of Kineto/PyTorch-profiler and PMPI traces: host threads' calls in program order with
+// the host time between them, GPU streams' kernels and copies, launch -> kernel, stream waits,
+// synchronizations, and the cross-rank join of every collective.
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "trace_dag_builder.h"
+
+namespace dagsgd::trace::detail {
+
+namespace {
+
+Phase phase_of_label(const std::string& n, EventCategory c) {
+  if (n == "## forward ##" || starts_with(n, "DistributedDataParallel.forward") || n == "forward") {
+    return Phase::kForward;
+  }
+  if (n == "## backward ##" || starts_with(n, "autograd::engine::evaluate_function") ||
+      n == "backward") {
+    return Phase::kBackward;
+  }
+  if (n == "## optimizer ##" || starts_with(n, "Optimizer.step") ||
+      starts_with(n, "Optimizer.zero_grad") || n == "optimizer") {
+    return Phase::kUpdate;
+  }
+  if (starts_with(n, "nccl:") || (c == EventCategory::kMpi)) return Phase::kComm;
+  if (n == "## data ##" || starts_with(n, "enumerate(DataLoader)")) return Phase::kIo;
+  return Phase::kNone;
+}
+
+// Host calls that block until GPU work is done.
+bool is_sync_call(const std::string& n) {
+  return n == "cudaDeviceSynchronize" || n == "cudaStreamSynchronize" ||
+         n == "cudaEventSynchronize" || n == "cudaMemcpy" || n == "cuCtxSynchronize" ||
+         n == "cuStreamSynchronize" || n == "cuEventSynchronize";
+}
+
+// A host call that is a task of its thread: runtime calls and blocking MPI calls (the tracer's
+// request completions run on pseudo-threads from 1000 on).
+bool is_host_call(const ImportedEvent& e) {
+  return e.category == EventCategory::kRuntime ||
+         (e.category == EventCategory::kMpi && e.tid < 1000);
+}
+
+struct Labeled {
+  Nanos start, end;
+  Phase phase;
+};
+
+// Innermost labeled interval containing t on one thread.
+Phase phase_at(const std::vector<Labeled>& v, Nanos t) {
+  auto it = std::upper_bound(v.begin(), v.end(), t,
+                             [](Nanos x, const Labeled& l) { return x < l.start; });
+  int steps = 0;
+  while (it != v.begin() && steps++ < 256) {
+    --it;
+    if (it->start <= t && t < it->end) return it->phase;
+  }
+  return Phase::kNone;
+}
+
+// Whether t lies inside one of the (start-sorted) intervals; ops nest, so the nearest enclosing
+// one starts at most a few hundred intervals back.
+bool inside(const std::vector<Labeled>& v, Nanos t) {
+  auto it = std::upper_bound(v.begin(), v.end(), t,
+                             [](Nanos x, const Labeled& l) { return x < l.start; });
+  Nanos reach = INT64_MIN;
+  int steps = 0;
+  while (it != v.begin() && steps++ < 256) {
+    --it;
+    reach = std::max(reach, it->end);
+    if (reach > t) return true;
+  }
+  return false;
+}
+
+// What one rank's trace says before any task is made: its iterations, its main thread, and
+// per thread the phase labels and the ops that enclose host time.
+struct RankScan {
+  std::vector<std::pair<Nanos, Nanos>> steps;  // ProfilerStep (or the whole main thread)
+  std::int64_t main_tid = -1;
+  std::map<std::int64_t, std::vector<Labeled>> labels;
+  std::map<std::int64_t, std::vector<Labeled>> ops;  // every op/annotation but ProfilerStep
+
+  int iteration_of(Nanos t) const {
+    if (steps.empty()) return 0;
+    auto it = std::upper_bound(steps.begin(), steps.end(), std::make_pair(t, INT64_MAX));
+    if (it == steps.begin()) return 0;
+    return static_cast<int>(std::prev(it) - steps.begin());
+  }
+};
+
+class KinetoBuilder : public Builder {
+ public:
+  using Builder::Builder;
+
+  model::Expected<void> build() {
+    out_.mode = TraceMode::kKineto;
+    out_.rank_bounds.assign(run_.ranks.size(), {});
+    per_rank_comm_.assign(run_.ranks.size(), {});
+    for (std::size_t ri = 0; ri < run_.ranks.size(); ++ri) {
+      const RankScan scan = scan_rank(ri);
+      for (const auto& s : scan.steps) out_.rank_bounds[ri].push_back(s.first - run_.origin);
+      if (!scan.steps.empty())
+        out_.rank_bounds[ri].push_back(scan.steps.back().second - run_.origin);
+      build_host_threads(ri, scan);
+      build_streams(ri, scan);
+      link_stream_waits(ri);
+      link_syncs(ri);
+    }
+    join_collectives();
+    emit_edges();
+    return model::ok();
+  }
+
+ private:
+  RankScan scan_rank(std::size_t ri) {
+    const auto& rank = run_.ranks[ri];
+    RankScan s;
+    std::map<std::int64_t, int> runtime_count;
+    for (const auto& e : rank.events) {
+      if (e.gpu) continue;
+      const std::string& n = rank.str(e.name);
+      if (e.category == EventCategory::kAnnotation && starts_with(n, "ProfilerStep#")) {
+        s.steps.push_back({e.ts, e.ts + e.dur});
+        s.main_tid = e.tid;
+        if (ri == 0) {
+          out_.measured_iteration.push_back(e.dur);
+          out_.iteration_names.push_back(n);
+        }
+        continue;
+      }
+      if (is_host_call(e)) runtime_count[e.tid]++;
+      if (e.category == EventCategory::kCpuOp || e.category == EventCategory::kAnnotation) {
+        s.ops[e.tid].push_back({e.ts, e.ts + e.dur, Phase::kNone});
+      }
+      Phase p = e.phase != Phase::kNone ? e.phase : phase_of_label(n, e.category);
+      if (p != Phase::kNone &&
+          (e.category == EventCategory::kAnnotation || e.category == EventCategory::kCpuOp)) {
+        s.labels[e.tid].push_back({e.ts, e.ts + e.dur, p});
+      }
+    }
+    if (s.main_tid < 0) {
+      int best = -1;
+      for (const auto& [tid, n] : runtime_count) {
+        if (n > best) {
+          best = n;
+          s.main_tid = tid;
+        }
+      }
+    }
+    if (s.steps.empty() && s.main_tid >= 0) {
+      // No ProfilerStep (e.g. a PMPI trace): the whole main-thread timeline is one iteration.
+      Nanos lo = INT64_MAX;
+      Nanos hi = INT64_MIN;
+      for (const auto& e : rank.events) {
+        if (e.gpu || e.tid != s.main_tid) continue;
+        lo = std::min(lo, e.ts);
+        hi = std::max(hi, e.ts + e.dur);
+      }
+      if (lo < hi) {
+        s.steps.push_back({lo, hi});
+        if (ri == 0) {
+          out_.measured_iteration.push_back(hi - lo);
+          out_.iteration_names.push_back("whole trace");
+        }
+      }
+    }
+    return s;
+  }
+
+  // One thread's calls in program order with the host time between them as gap tasks; on the
+  // main thread, a zero-length marker task starts each iteration.
+  class ThreadChain {
+   public:
+    ThreadChain(KinetoBuilder& b, std::size_t ri, std::int64_t tid, const RankScan& scan)
+        : b_(b),
+          ri_(ri),
+          w_(static_cast<std::int32_t>(ri)),
+          scan_(scan),
+          is_main_(tid == scan.main_tid),
+          res_(b.resource("rank" + std::to_string(ri) + ".thread" + std::to_string(tid))),
+          labels_(label_list(scan.labels, tid)),
+          ops_(label_list(scan.ops, tid)),
+          cursor_(b.run_.origin) {}
+
+    // Host time up to `t`, split at every iteration start it crosses.
+    void advance_to(Nanos t) {
+      while (is_main_ && next_step_ < scan_.steps.size() && scan_.steps[next_step_].first <= t) {
+        cross_next_step();
+      }
+      add_gap(cursor_, t);
+    }
+    // The rest of the last iteration.
+    void finish() {
+      if (!is_main_ || scan_.steps.empty()) return;
+      while (next_step_ < scan_.steps.size()) cross_next_step();
+      if (scan_.steps.back().second > cursor_) add_gap(cursor_, scan_.steps.back().second);
+      if (ri_ == 0 && !seq_.empty()) b_.out_.end_task = seq_.back();
+    }
+    Nanos cursor() const { return cursor_; }
+    void push(TaskId id, Nanos end) {
+      seq_.push_back(id);
+      cursor_ = end;
+    }
+    model::ResourceId resource() const { return res_; }
+    bool is_main() const { return is_main_; }
+    Phase phase_at_time(Nanos t) const { return phase_at(labels_, t); }
+    std::vector<TaskId> take() { return std::move(seq_); }
+
+   private:
+    static const std::vector<Labeled>& label_list(
+        const std::map<std::int64_t, std::vector<Labeled>>& m, std::int64_t tid) {
+      static const std::vector<Labeled> kEmpty;
+      auto it = m.find(tid);
+      return it == m.end() ? kEmpty : it->second;
+    }
+    Task base_task(Nanos at, Nanos duration) const {
+      Task t;
+      t.duration = duration;
+      t.resource = res_;
+      t.worker = w_;
+      t.iteration = clamp_iter(scan_.iteration_of(at));
+      t.kind = TaskKind::kOther;
+      return t;
+    }
+    void add_gap(Nanos from, Nanos to) {
+      if (to <= from) return;
+      TraceTask info;
+      info.rank = w_;
+      info.measured_start = from - b_.run_.origin;
+      info.measured_dur = to - from;
+      info.main_thread = is_main_;
+      info.gap = true;
+      info.phase = phase_at(labels_, from);
+      info.in_op = inside(ops_, from + (to - from) / 2);
+      seq_.push_back(b_.add(base_task(from, to - from), info));
+    }
+    // Host time up to the next iteration's start, then the marker that starts it.
+    void cross_next_step() {
+      const Nanos start = scan_.steps[next_step_].first;
+      if (start > cursor_) {
+        add_gap(cursor_, start);
+        cursor_ = start;
+      }
+      mark_boundary();
+    }
+    void mark_boundary() {
+      const Nanos at = cursor_;
+      TraceTask info;
+      info.rank = w_;
+      info.measured_start = at - b_.run_.origin;
+      info.main_thread = true;
+      info.gap = true;
+      info.phase = phase_at(labels_, at);
+      TaskId id = b_.add(base_task(at, 0), info);
+      seq_.push_back(id);
+      if (ri_ == 0) b_.out_.boundary_task.push_back(id);
+      ++next_step_;
+    }
+
+    KinetoBuilder& b_;
+    std::size_t ri_;
+    std::int32_t w_;
+    const RankScan& scan_;
+    bool is_main_;
+    model::ResourceId res_;
+    const std::vector<Labeled>& labels_;
+    const std::vector<Labeled>& ops_;
+    std::vector<TaskId> seq_;
+    Nanos cursor_;
+    std::size_t next_step_ = 0;
+  };
+
+  // Host threads: runtime calls and blocking MPI calls, non-nested, in order.
+  void build_host_threads(std::size_t ri, const RankScan& scan) {
+    const auto& rank = run_.ranks[ri];
+    std::map<std::int64_t, std::vector<std::size_t>> threads;
+    for (std::size_t ei = 0; ei < rank.events.size(); ++ei) {
+      if (is_host_call(rank.events[ei])) threads[rank.events[ei].tid].push_back(ei);
+    }
+    if (scan.main_tid >= 0) threads[scan.main_tid];  // the main thread exists even without calls
+    launch_of_.clear();
+    record_event_.clear();
+    for (const auto& [tid, evs] : threads) {
+      ThreadChain chain(*this, ri, tid, scan);
+      for (std::size_t ei : evs) {
+        const auto& e = rank.events[ei];
+        if (e.ts < chain.cursor()) continue;  // nested or overlapping: inside the enclosing call
+        chain.advance_to(e.ts);
+        TaskId id = add_host_call(ri, ei, chain, scan);
+        chain.push(id, e.ts + e.dur);
+      }
+      chain.finish();
+      chains_.push_back(chain.take());
+    }
+  }
+
+  TaskId add_host_call(std::size_t ri, std::size_t ei, const ThreadChain& chain,
+                       const RankScan& scan) {
+    const auto& rank = run_.ranks[ri];
+    const auto& e = rank.events[ei];
+    Task t;
+    t.duration = e.dur;
+    t.resource = chain.resource();
+    t.worker = static_cast<std::int32_t>(ri);
+    t.iteration = clamp_iter(scan.iteration_of(e.ts));
+    t.kind = TaskKind::kOther;
+    TraceTask info;
+    info.rank = static_cast<std::int32_t>(ri);
+    info.event = static_cast<std::int32_t>(ei);
+    info.measured_start = e.ts - run_.origin;
+    info.measured_dur = e.dur;
+    info.main_thread = chain.is_main();
+    info.phase = e.category == EventCategory::kMpi ? Phase::kComm : chain.phase_at_time(e.ts);
+    TaskId id = add(t, info);
+    if (e.correlation >= 0) {
+      launch_of_[e.correlation] = id;
+      record_event_[e.correlation] = ei;
+    }
+    if (e.category == EventCategory::kMpi && e.collective >= 0 &&
+        classify_collective(rank.str(e.collective)) != CollectiveKind::kNone) {
+      out_.dag.mutable_task(id).kind = TaskKind::kComm;
+      per_rank_comm_[ri].push_back(id);
+    }
+    if (is_sync_call(rank.str(e.name))) sync_calls_.push_back({ri, id, ei});
+    return id;
+  }
+
+  // GPU streams: kernels, copies and memsets in stream order, each after its launch.
+  void build_streams(std::size_t ri, const RankScan& scan) {
+    const auto& rank = run_.ranks[ri];
+    std::map<std::int64_t, std::vector<std::size_t>> streams;
+    for (std::size_t ei = 0; ei < rank.events.size(); ++ei) {
+      const auto& e = rank.events[ei];
+      if (e.category == EventCategory::kKernel || e.category == EventCategory::kMemcpy ||
+          e.category == EventCategory::kMemset) {
+        streams[e.tid].push_back(ei);
+      }
+    }
+    auto& stream_ops = stream_ops_[ri];
+    for (auto& [sid, evs] : streams) {
+      auto res = resource("rank" + std::to_string(ri) + ".stream" + std::to_string(sid));
+      std::vector<TaskId> seq;
+      for (std::size_t ei : evs) {
+        const auto& e = rank.events[ei];
+        TaskId launch = model::kNoTask;
+        if (auto it = launch_of_.find(e.correlation); it != launch_of_.end()) launch = it->second;
+        Phase p = launch != model::kNoTask ? out_.tasks[static_cast<std::size_t>(launch)].phase
+                                           : Phase::kNone;
+        Task t;
+        t.duration = e.dur;
+        t.resource = res;
+        t.worker = static_cast<std::int32_t>(ri);
+        t.iteration = launch != model::kNoTask ? out_.dag.task(launch).iteration
+                                               : clamp_iter(scan.iteration_of(e.ts));
+        const bool nccl = e.category == EventCategory::kKernel && is_nccl_kernel(rank.str(e.name));
+        classify_gpu_op(e, rank.str(e.name), nccl, t, p);
+        TraceTask info;
+        info.rank = static_cast<std::int32_t>(ri);
+        info.event = static_cast<std::int32_t>(ei);
+        info.measured_start = e.ts - run_.origin;
+        info.measured_dur = e.dur;
+        info.phase = p;
+        TaskId id = add(t, info);
+        if (launch != model::kNoTask) extra_edges_.push_back({launch, id, EdgeKind::kData});
+        seq.push_back(id);
+        Nanos launched = launch != model::kNoTask
+                             ? out_.tasks[static_cast<std::size_t>(launch)].measured_start
+                             : e.ts - run_.origin;
+        stream_ops[sid].push_back({launched, id});
+        if (nccl) per_rank_comm_[ri].push_back(id);
+      }
+      chains_.push_back(std::move(seq));
+    }
+  }
+
+  // A GPU op's task kind and phase: NCCL kernels communicate, copies copy, other kernels
+  // compute in their launch's phase (or, without one, what their name says).
+  static void classify_gpu_op(const ImportedEvent& e, const std::string& n, bool nccl, Task& t,
+                              Phase& p) {
+    if (nccl) {
+      t.kind = TaskKind::kComm;
+      p = Phase::kComm;
+    } else if (e.category == EventCategory::kMemcpy) {
+      t.kind = contains(n, "HtoD") ? TaskKind::kH2D : TaskKind::kMemcpy;
+    } else if (e.category == EventCategory::kMemset) {
+      t.kind = TaskKind::kMemcpy;
+    } else {
+      if (p == Phase::kNone || p == Phase::kComm) {
+        p = contains(n, "backward") || contains(n, "Backward") || contains(n, "_bw_") ||
+                    contains(n, "wgrad") || contains(n, "dgrad")
+                ? Phase::kBackward
+                : Phase::kForward;
+      }
+      t.kind = kind_of_phase(p);
+      if (t.kind == TaskKind::kOther || t.kind == TaskKind::kIo) t.kind = TaskKind::kForward;
+    }
+  }
+
+  // cudaStreamWaitEvent: GPU-side, the next op launched on another stream waits for the op the
+  // latest cudaEventRecord of this thread captured (the streams are not in the trace, so this is
+  // the launch order's best reading; docs/analysis.md).
+  void link_stream_waits(std::size_t ri) {
+    const auto& rank = run_.ranks[ri];
+    std::vector<std::tuple<Nanos, TaskId, std::int64_t>> all;  // launched, task, stream
+    for (const auto& [sid, v] : stream_ops_[ri]) {
+      for (const auto& [when, id] : v) all.emplace_back(when, id, sid);
+    }
+    std::sort(all.begin(), all.end());
+    std::map<std::int64_t, Nanos> last_record;  // thread -> ts of its latest cudaEventRecord
+    for (const auto& e : rank.events) {
+      if (e.category != EventCategory::kRuntime) continue;
+      const std::string& n = rank.str(e.name);
+      if (n == "cudaEventRecord") {
+        last_record[e.tid] = e.ts - run_.origin;
+        continue;
+      }
+      if (n != "cudaStreamWaitEvent") continue;
+      auto rec = last_record.find(e.tid);
+      if (rec == last_record.end()) continue;
+      auto up = std::upper_bound(all.begin(), all.end(),
+                                 std::make_tuple(rec->second, INT32_MAX, INT64_MAX));
+      if (up == all.begin()) continue;
+      const auto& recorded = *std::prev(up);
+      Nanos waited_at = e.ts - run_.origin;
+      auto after = std::upper_bound(all.begin(), all.end(),
+                                    std::make_tuple(waited_at, INT32_MAX, INT64_MAX));
+      for (; after != all.end(); ++after) {
+        if (std::get<2>(*after) != std::get<2>(recorded)) {
+          extra_edges_.push_back({std::get<1>(recorded), std::get<1>(*after), EdgeKind::kData});
+          break;
+        }
+      }
+    }
+  }
+
+  // Synchronizations: the host call waits for the last op launched before it on the stream
+  // (stream sync), on every stream (device/context sync), or before the event's record.
+  void link_syncs(std::size_t ri) {
+    const auto& rank = run_.ranks[ri];
+    const auto& stream_ops = stream_ops_[ri];
+    std::unordered_map<std::int64_t, const ImportedEvent*> sync_records;
+    for (const auto& e : rank.events) {
+      if (e.category == EventCategory::kSync && e.correlation >= 0) {
+        sync_records[e.correlation] = &e;
+      }
+    }
+    for (const auto& sc : sync_calls_) {
+      if (sc.rank != ri) continue;
+      const auto& call = rank.events[sc.event];
+      const auto& info = out_.tasks[static_cast<std::size_t>(sc.task)];
+      std::vector<TaskId> awaited;
+      auto last_before = [&](std::int64_t sid, Nanos t) {
+        auto it = stream_ops.find(sid);
+        if (it == stream_ops.end()) return;
+        auto& v = it->second;
+        auto up = std::upper_bound(v.begin(), v.end(), std::make_pair(t, INT32_MAX));
+        if (up != v.begin()) awaited.push_back(std::prev(up)->second);
+      };
+      const ImportedEvent* rec = nullptr;
+      if (auto it = sync_records.find(call.correlation); it != sync_records.end()) rec = it->second;
+      const std::string& rn = rec ? rank.str(rec->name) : std::string();
+      if (rec && rn == "Stream Sync") {
+        last_before(rec->tid, info.measured_start);
+      } else if (rec && rn == "Event Sync" && rec->wait_on_corr >= 0 && rec->wait_on_stream >= 0) {
+        auto r = record_event_.find(rec->wait_on_corr);
+        Nanos when = r != record_event_.end() ? rank.events[r->second].ts - run_.origin
+                                              : info.measured_start;
+        last_before(rec->wait_on_stream, when);
+      } else {
+        for (const auto& [sid, v] : stream_ops) last_before(sid, info.measured_start);
+      }
+      Nanos awaited_end = -1;
+      for (TaskId a : awaited) {
+        const auto& ai = out_.tasks[static_cast<std::size_t>(a)];
+        awaited_end = std::max(awaited_end, ai.measured_start + ai.measured_dur);
+        extra_edges_.push_back({a, sc.task, EdgeKind::kData});
+      }
+      if (awaited_end >= 0) {
+        // Only the part of the call after the awaited work finished is the call's own time.
+        Nanos end = info.measured_start + info.measured_dur;
+        out_.dag.mutable_task(sc.task).duration = std::clamp<Nanos>(
+            end - std::max(awaited_end, info.measured_start), 0, info.measured_dur);
+      }
+    }
+  }
+
+  // The k-th collective of every rank is one collective: a join task ends when the last rank
+  // arrived plus the measured service time. Without every rank in the trace each rank's
+  // collective keeps its own task.
+  void join_collectives() {
+    const std::size_t nr = run_.ranks.size();
+    bool all_present = nr >= 2;
+    for (const auto& r : run_.ranks) {
+      if (r.world_size != static_cast<int>(nr)) all_present = false;
+    }
+    std::size_t count = per_rank_comm_.empty() ? 0 : per_rank_comm_[0].size();
+    for (const auto& v : per_rank_comm_) {
+      if (v.size() != count) all_present = false;
+    }
+    auto coll_res = resource("collectives", 1 << 20);
+    if (!all_present) {
+      for (std::size_t r = 0; r < nr; ++r) {
+        for (std::size_t k = 0; k < per_rank_comm_[r].size(); ++k) keep_own(r, k);
+      }
+      return;
+    }
+    for (std::size_t k = 0; k < count; ++k) join(k, coll_res);
+  }
+
+  TraceCollective new_collective(std::size_t r, TaskId id) const {
+    const std::size_t nr = run_.ranks.size();
+    TraceCollective c;
+    c.arrive.assign(nr, -1);
+    c.span_start.assign(nr, -1);
+    c.span_end.assign(nr, -1);
+    const auto& rank = run_.ranks[r];
+    const auto& ti = out_.tasks[static_cast<std::size_t>(id)];
+    const auto& e = rank.events[static_cast<std::size_t>(ti.event)];
+    if (e.collective >= 0) {
+      c.name = rank.str(e.collective);
+      c.kind = classify_collective(c.name);
+    } else {
+      c.kind = nccl_kernel_collective(rank.str(e.name));
+      c.name = collective_name(c.kind);
+    }
+    c.bytes = e.bytes;
+    c.ranks = e.group_size > 0 ? e.group_size : rank.world_size;
+    return c;
+  }
+
+  void join(std::size_t k, model::ResourceId coll_res) {
+    const std::size_t nr = run_.ranks.size();
+    TraceCollective c = new_collective(0, per_rank_comm_[0][k]);
+    Nanos last_arrive = INT64_MIN;
+    Nanos first_end = INT64_MAX;
+    for (std::size_t r = 0; r < nr; ++r) {
+      const auto& ti = out_.tasks[static_cast<std::size_t>(per_rank_comm_[r][k])];
+      c.arrive[r] = ti.measured_start;
+      c.span_start[r] = ti.measured_start;
+      c.span_end[r] = ti.measured_start + ti.measured_dur;
+      last_arrive = std::max(last_arrive, ti.measured_start);
+      first_end = std::min(first_end, c.span_end[r]);
+    }
+    c.ranks = static_cast<int>(nr);
+    c.joined = true;
+    c.measured = std::max<Nanos>(0, first_end - last_arrive);
+    Task t;
+    t.duration = c.measured;
+    t.resource = coll_res;
+    t.worker = -1;
+    t.iteration = out_.dag.task(per_rank_comm_[0][k]).iteration;
+    t.kind = TaskKind::kComm;
+    c.iteration = t.iteration;
+    c.group = static_cast<int>(k);
+    TraceTask info;
+    info.rank = -1;
+    info.collective = static_cast<std::int32_t>(out_.collectives.size());
+    info.measured_start = last_arrive;
+    info.measured_dur = c.measured;
+    info.phase = Phase::kComm;
+    c.task = add(t, info);
+    // Each rank's own kernel/call becomes its arrival (zero length) before the join; the rank
+    // continues after the join through a zero-length task in the kernel's place.
+    for (std::size_t r = 0; r < nr; ++r) {
+      TaskId id = per_rank_comm_[r][k];
+      out_.dag.mutable_task(id).duration = 0;
+      out_.tasks[static_cast<std::size_t>(id)].collective = info.collective;
+      joined_.emplace(id, c.task);
+    }
+    out_.collectives.push_back(std::move(c));
+  }
+
+  void keep_own(std::size_t r, std::size_t k) {
+    TaskId id = per_rank_comm_[r][k];
+    const auto& ti = out_.tasks[static_cast<std::size_t>(id)];
+    TraceCollective c = new_collective(r, id);
+    c.arrive[r] = ti.measured_start;
+    c.span_start[r] = ti.measured_start;
+    c.span_end[r] = ti.measured_start + ti.measured_dur;
+    c.measured = ti.measured_dur;
+    c.iteration = out_.dag.task(id).iteration;
+    c.group = static_cast<int>(k);
+    c.task = id;
+    out_.tasks[static_cast<std::size_t>(id)].collective =
+        static_cast<std::int32_t>(out_.collectives.size());
+    out_.collectives.push_back(std::move(c));
+  }
+
+  void emit_edges() {
+    for (const auto& seq : chains_) {
+      for (std::size_t i = 1; i < seq.size(); ++i) {
+        TaskId a = seq[i - 1];
+        TaskId b = seq[i];
+        auto j = joined_.find(a);
+        if (j != joined_.end()) {
+          out_.dag.add_edge(a, j->second, EdgeKind::kCollectiveJoin);
+          out_.dag.add_edge(j->second, b, EdgeKind::kData);
+        } else {
+          out_.dag.add_edge(a, b, EdgeKind::kSequence);
+        }
+      }
+      // A joined collective that is the last of its chain still joins.
+      if (!seq.empty()) {
+        auto j = joined_.find(seq.back());
+        if (j != joined_.end()) out_.dag.add_edge(seq.back(), j->second, EdgeKind::kCollectiveJoin);
+      }
+    }
+    for (const auto& e : extra_edges_) out_.dag.add_edge(e.from, e.to, e.kind);
+  }
+
+  struct SyncCall {
+    std::size_t rank;
+    TaskId task;
+    std::size_t event;
+  };
+  struct Edge {
+    TaskId from, to;
+    EdgeKind kind;
+  };
+  std::vector<std::vector<TaskId>> chains_;
+  std::vector<std::vector<TaskId>> per_rank_comm_;
+  std::map<std::size_t, std::map<std::int64_t, std::vector<std::pair<Nanos, TaskId>>>> stream_ops_;
+  std::vector<SyncCall> sync_calls_;
+  std::vector<Edge> extra_edges_;
+  std::unordered_map<TaskId, TaskId> joined_;
+  // The rank being built: correlation id -> its runtime call's task and event.
+  std::unordered_map<std::int64_t, TaskId> launch_of_;
+  std::unordered_map<std::int64_t, std::size_t> record_event_;
+};
+
+}  // namespace
+
+model::Expected<void> build_kineto_dag(const ImportedRun& run, TraceDag& out) {
+  return KinetoBuilder(run, out).build();
+}
+
+}  // namespace dagsgd::trace::detail
