@@ -7,9 +7,6 @@ EMU="${1:?usage: emucluster_test.sh TOOLS/emucluster}"
 # shellcheck source=tests/validate/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 skip_unless_cluster "$EMU"
-# The prefix a run used, from its "prefix emcNNN" line.
-prefix_of() { sed -n 's/.*prefix \(emc[0-9]*\).*/\1/p' "$1" | head -1; }
-no_namespaces() { ! ip netns list | awk '{print $1}' | grep -q "^$1"; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 

@@ -3,7 +3,8 @@
 # host's Open MPI daemon believes it owns the whole machine, and bound ranks of different hosts
 # land on the same core (both on core 0), where two busy-polling ranks hand over only at the
 # scheduler tick. Checks --report-bindings and the kernel's affinity of every rank, for 2 hosts
-# and for 2 hosts x 2 ranks, and that a ping-pong between two hosts is out of the tick regime.
+# and for 2 hosts x 2 ranks, that a ping-pong between two hosts is out of the tick regime, and
+# that every run's namespaces are gone afterwards.
 # Exits 77 (ctest SKIP) when the machine cannot run the cluster (not root, no netns/veth/tbf).
 set -uo pipefail
 EMU="${1:?usage: placement_test.sh TOOLS/emucluster dagsgd-pingpong-bench}"
@@ -25,6 +26,10 @@ run_affinity() {
   "$EMU" run "$@" --mpirun-arg --report-bindings -- \
     sh -c 'echo "affinity $OMPI_COMM_WORLD_RANK $(hostname) $(awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status)"' \
     >"$file" 2>&1
+  local rc=$? p
+  p="$(prefix_of "$file")"
+  check "namespaces of ${p:-?} removed after the job" no_namespaces "$p"
+  return "$rc"
 }
 
 # co_pinned FILE: prints the ranks that share a core set narrower than the whole machine, from
@@ -95,6 +100,8 @@ fi
 "$EMU" run --hosts 2 -- "$PINGPONG" --iterations 500 --warmup 50 >"$tmp/pp" 2>&1
 rc=$?
 check "ping-pong job exits 0" test "$rc" -eq 0
+p="$(prefix_of "$tmp/pp")"
+check "namespaces of ${p:-?} removed after the ping-pong" no_namespaces "$p"
 median="$(awk '$1 == 4 {print $2}' "$tmp/pp")"
 echo "ping-pong 4 B between 2 hosts: median round trip ${median:-?} us"
 if [[ -z $median ]] || ! awk -v m="$median" 'BEGIN {exit !(m < 2000)}'; then
