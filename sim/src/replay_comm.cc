@@ -8,7 +8,6 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <tuple>
 
 #include "dagsgd/model/calibration.h"
 #include "dagsgd/sim/flow_network.h"
@@ -175,12 +174,11 @@ model::Expected<CommModelInfo> choose_comm_model(const TraceDag& td, const Repla
 
 namespace {
 
-// The transfers of a collective whose time is `target` ns (its modeled time without the
-// slowest rank's tail) under the flow-level tier: the formula's pattern on the cluster, its
-// transfers capped (bytes/ns) so that, alone, it takes `target` when a measured curve says it is
-// slower than the links allow; when faster, its fixed parts shrink instead.
-std::pair<model::FlowPlan, double> fit_to(model::FlowPlan plan,
-                                          const model::ClusterTopology& cluster, double target) {
+// Fits `plan` (the formula's pattern on the cluster) to a collective whose time is `target` ns
+// (its modeled time without the slowest rank's tail) under the flow-level tier. Returns the
+// per-transfer cap (bytes/ns) under which, alone, it takes `target` when a measured curve says it
+// is slower than the links allow (0: no cap); when faster, its fixed parts shrink instead.
+double fit_to(model::FlowPlan& plan, const model::ClusterTopology& cluster, double target) {
   double fixed = 0;
   double bytes = 0;
   for (const auto& a : plan.amounts) {
@@ -188,15 +186,15 @@ std::pair<model::FlowPlan, double> fit_to(model::FlowPlan plan,
     bytes += a.bytes;
   }
   const double ideal = isolated_time_ns(cluster, plan);
-  if (bytes <= 0 || target <= 0) return {plan, 0};
+  if (bytes <= 0 || target <= 0) return 0;
   if (target >= ideal) {
     // Every phase's transfers slowed to one rate.
-    return {plan, bytes / std::max(1e-9, target - fixed)};
+    return bytes / std::max(1e-9, target - fixed);
   }
   const double transfers = ideal - fixed;
   const double keep = fixed > 0 ? std::max(0.0, target - transfers) / fixed : 0;
   for (auto& a : plan.amounts) a.fixed *= keep;
-  return {plan, 0};
+  return 0;
 }
 
 }  // namespace
@@ -287,8 +285,8 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
       model::FlowPlan plan = (*f)->plan(std::max<std::int64_t>(1, elements));
       if ((*m)->algorithm_for(elements) == model::kMeasuredAlgorithm) {
         // What was measured there decides how long; the topology, what the transfers share.
-        std::tie(plan, out.flow_caps[ci]) =
-            fit_to(std::move(plan), *options.cluster, static_cast<double>(ph.startup + ph.body));
+        out.flow_caps[ci] =
+            fit_to(plan, *options.cluster, static_cast<double>(ph.startup + ph.body));
       }
       out.flows[ci] = std::move(plan);
       out.phases[ci] = {0, 0, ph.tail};
