@@ -92,21 +92,23 @@ else
   echo "FAIL: --bind-to core was not detected as co-pinned"; cat "$tmp/old"; fail=1
 fi
 
-# Ping-pong between the 2 hosts. With co-pinned busy-polling ranks every message waits for the
-# scheduler tick (4 ms at CONFIG_HZ=250; measured 8 ms round trips on a quiet machine, 40 ms
-# while builds ran); spread over the cores a round trip is tens of microseconds. The bound of
-# 2 ms on the median is a functional check of placement, far from both regimes, not a timed
-# performance assertion: the median ignores the slow tail that other jobs' time slices cause.
+# Ping-pong between the 2 hosts. Co-pinned busy-polling ranks hand the core over only at the
+# scheduler tick (4 ms at CONFIG_HZ=250), so even their fastest round trip takes milliseconds
+# (measured minimum of 100: 7.9-20 ms at load average 13; 8 ms round trips on a quiet machine).
+# Unbound, a round trip takes ~16 us whenever both ranks are on a CPU; on a loaded machine the
+# median can be a time slice of other jobs (22 ms seen at load 13) but the fastest of 500 is
+# still ~16 us. So the minimum below 2 ms is the functional check of placement, far from both
+# regimes and not a timed performance assertion.
 "$EMU" run --hosts 2 -- "$PINGPONG" --iterations 500 --warmup 50 >"$tmp/pp" 2>&1
 rc=$?
 check "ping-pong job exits 0" test "$rc" -eq 0
 p="$(prefix_of "$tmp/pp")"
 check "namespaces of ${p:-?} removed after the ping-pong" no_namespaces "$p"
-median="$(awk '$1 == 4 {print $2}' "$tmp/pp")"
-echo "ping-pong 4 B between 2 hosts: median round trip ${median:-?} us"
-if [[ -z $median ]] || ! awk -v m="$median" 'BEGIN {exit !(m < 2000)}'; then
-  echo "FAIL: median ping-pong round trip '${median}' us is not below 2000 us"; cat "$tmp/pp"; fail=1
+fastest="$(awk '$1 == 4 {print $4}' "$tmp/pp")"
+echo "ping-pong 4 B between 2 hosts: fastest round trip ${fastest:-?} us, median $(awk '$1 == 4 {print $2}' "$tmp/pp") us"
+if [[ -z $fastest ]] || ! awk -v m="$fastest" 'BEGIN {exit !(m < 2000)}'; then
+  echo "FAIL: fastest ping-pong round trip '${fastest}' us is not below 2000 us"; cat "$tmp/pp"; fail=1
 else
-  echo "ok: median ping-pong round trip below 2000 us (out of the scheduler-tick regime)"
+  echo "ok: fastest ping-pong round trip below 2000 us (out of the scheduler-tick regime)"
 fi
 exit "$fail"
