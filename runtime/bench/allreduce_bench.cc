@@ -3,12 +3,12 @@
 // osu_allreduce.
 #include <mpi.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "bench_args.h"
 
 namespace {
 
@@ -21,11 +21,6 @@ struct Options {
   bool in_place = false;
 };
 
-// Bounds of the counts: beyond them a run would not end in any useful time, and the per-iteration
-// timing arrays (3 doubles per iteration) would not fit in memory.
-constexpr long kMaxIterations = 1'000'000;
-constexpr long kMaxBytes = 1L << 30;
-
 constexpr const char* kUsage =
     "usage: dagsgd-allreduce-bench [--min-bytes N] [--max-bytes N] [--iterations N] "
     "[--warmup N] [--nonblocking] [--in-place]\n"
@@ -37,67 +32,20 @@ constexpr const char* kUsage =
     "  issues MPI_Iallreduce. --in-place passes MPI_IN_PLACE as the runtime does (Open MPI 4.1's\n"
     "  in-place MPI_Iallreduce is several times slower on large messages).\n";
 
-std::string check(const Options& o);
-
-// Returns "" or the error; parses "--name N" and "--name=N".
+// Returns "" or the error.
 std::string parse(int argc, char** argv, Options& o, bool& help) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      help = true;
-      return "";
-    }
-    if (arg == "--nonblocking" || arg == "--in-place") {
-      (arg == "--nonblocking" ? o.nonblocking : o.in_place) = true;
-      continue;
-    }
-    std::string value;
-    auto eq = arg.find('=');
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      return "option '" + arg + "' needs a value";
-    }
-    long* target = nullptr;
-    if (arg == "--min-bytes") target = &o.min_bytes;
-    if (arg == "--max-bytes") target = &o.max_bytes;
-    if (arg == "--iterations") target = &o.iterations;
-    if (arg == "--warmup") target = &o.warmup;
-    if (target == nullptr) {
-      return "unknown option '" + arg +
-             "' (valid: --min-bytes, --max-bytes, --iterations, --warmup, --nonblocking, "
-             "--in-place, --help)";
-    }
-    char* end = nullptr;
-    errno = 0;
-    long v = std::strtol(value.c_str(), &end, 10);
-    if (errno != 0 || end == value.c_str() || *end != '\0' || v < 0) {
-      return arg + ": '" + value + "' is not a non-negative integer";
-    }
-    *target = v;
+  std::string error = dagsgd::bench::parse_args(
+      argc, argv,
+      {{"--min-bytes", &o.min_bytes},
+       {"--max-bytes", &o.max_bytes},
+       {"--iterations", &o.iterations},
+       {"--warmup", &o.warmup}},
+      {{"--nonblocking", &o.nonblocking}, {"--in-place", &o.in_place}}, help);
+  if (!error.empty() || help) return error;
+  if (o.min_bytes % 4 != 0) {
+    return "--min-bytes must be a multiple of 4 (got " + std::to_string(o.min_bytes) + ")";
   }
-  return check(o);
-}
-
-std::string check(const Options& o) {
-  if (o.min_bytes < 4 || o.min_bytes % 4 != 0 || o.min_bytes > kMaxBytes) {
-    return "--min-bytes must be a multiple of 4 in 4.." + std::to_string(kMaxBytes) + " (got " +
-           std::to_string(o.min_bytes) + ")";
-  }
-  if (o.max_bytes < o.min_bytes) return "--max-bytes is below --min-bytes";
-  if (o.max_bytes > kMaxBytes) return "--max-bytes is above 1 GiB";
-  if (o.iterations < 1 || o.iterations > kMaxIterations) {
-    return "--iterations must be in 1.." + std::to_string(kMaxIterations) + " (got " +
-           std::to_string(o.iterations) + ")";
-  }
-  if (o.warmup > kMaxIterations) {
-    return "--warmup must be in 0.." + std::to_string(kMaxIterations) + " (got " +
-           std::to_string(o.warmup) + ")";
-  }
-  return "";
+  return dagsgd::bench::check_counts(o.min_bytes, o.max_bytes, o.iterations, o.warmup, 4);
 }
 
 }  // namespace

@@ -4,19 +4,9 @@
 # Exits 77 (ctest SKIP) when the machine cannot run the cluster (not root, no netns/veth/tbf).
 set -uo pipefail
 EMU="${1:?usage: emucluster_test.sh TOOLS/emucluster}"
-if ! out="$("$EMU" check 2>&1)"; then
-  echo "SKIP: the emulated cluster cannot run here: $out"
-  exit 77
-fi
-fail=0
-check() {  # check DESCRIPTION CONDITION...
-  local what="$1"
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi
-}
-# The prefix a run used, from its "prefix emcNNN" line.
-prefix_of() { sed -n 's/.*prefix \(emc[0-9]*\).*/\1/p' "$1" | head -1; }
-no_namespaces() { ! ip netns list | awk '{print $1}' | grep -q "^$1"; }
+# shellcheck source=tests/validate/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+skip_unless_cluster "$EMU"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 

@@ -1,0 +1,96 @@
+// Command-line parsing shared by the MPI micro-benchmarks (dagsgd-allreduce-bench,
+// dagsgd-pingpong-bench): "--name N" / "--name=N" non-negative integers and value-less flags.
+#pragma once
+
+#include <cerrno>
+#include <cstdlib>
+#include <initializer_list>
+#include <string>
+
+namespace dagsgd::bench {
+
+struct IntOption {
+  const char* name;
+  long* target;
+};
+
+struct FlagOption {
+  const char* name;
+  bool* target;
+};
+
+// Returns "" or the error naming the option; -h / --help set `help` and stop.
+inline std::string parse_args(int argc, char** argv, std::initializer_list<IntOption> ints,
+                              std::initializer_list<FlagOption> flags, bool& help) {
+  auto valid = [&] {
+    std::string v;
+    for (const auto& o : ints) v += std::string(v.empty() ? "" : ", ") + o.name;
+    for (const auto& f : flags) v += std::string(", ") + f.name;
+    return v + ", --help";
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      help = true;
+      return "";
+    }
+    bool* flag = nullptr;
+    for (const auto& f : flags) {
+      if (arg == f.name) flag = f.target;
+    }
+    if (flag != nullptr) {
+      *flag = true;
+      continue;
+    }
+    std::string value;
+    auto eq = arg.find('=');
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      return "option '" + arg + "' needs a value";
+    }
+    long* target = nullptr;
+    for (const auto& o : ints) {
+      if (arg == o.name) target = o.target;
+    }
+    if (target == nullptr) return "unknown option '" + arg + "' (valid: " + valid() + ")";
+    char* end = nullptr;
+    errno = 0;
+    long v = std::strtol(value.c_str(), &end, 10);
+    if (errno != 0 || end == value.c_str() || *end != '\0' || v < 0) {
+      return "option '" + arg + "': '" + value + "' is not a non-negative integer";
+    }
+    *target = v;
+  }
+  return "";
+}
+
+// Bounds of the counts: beyond them a run would not end in any useful time, and the per-iteration
+// timing arrays (a few doubles per iteration) would not fit in memory.
+constexpr long kMaxIterations = 1'000'000;
+constexpr long kMaxBytes = 1L << 30;
+
+// Returns "" or the error naming the option: sizes in min_size..1 GiB, min <= max, counts bounded.
+inline std::string check_counts(long min_bytes, long max_bytes, long iterations, long warmup,
+                                long min_size) {
+  if (min_bytes < min_size || min_bytes > kMaxBytes) {
+    return "--min-bytes must be in " + std::to_string(min_size) + ".." + std::to_string(kMaxBytes) +
+           " (got " + std::to_string(min_bytes) + ")";
+  }
+  if (max_bytes < min_bytes) return "--max-bytes is below --min-bytes";
+  if (max_bytes > kMaxBytes) return "--max-bytes is above 1 GiB";
+  if (iterations < 1 || iterations > kMaxIterations) {
+    return "--iterations must be in 1.." + std::to_string(kMaxIterations) + " (got " +
+           std::to_string(iterations) + ")";
+  }
+  if (warmup > kMaxIterations) {
+    return "--warmup must be in 0.." + std::to_string(kMaxIterations) + " (got " +
+           std::to_string(warmup) + ")";
+  }
+  return "";
+}
+
+}  // namespace dagsgd::bench
