@@ -38,6 +38,9 @@ model::Expected<void> check_flags(const ReplayFlags& o) {
         "--algorithm applies to a target fabric (--intra/--inter); the run's own calibration "
         "uses the ring formula"};
   }
+  if (!t.exchange.stack.empty() && !target) {
+    return model::Error{"--stack applies to a target fabric (--intra/--inter)"};
+  }
   if (auto known = model::collective_algorithms().check(t.exchange.algorithm); !known) {
     return model::with_context("--algorithm", known.error());
   }
@@ -93,6 +96,11 @@ int run_replay(const ReplayFlags& o) {
     auto t = target_topology(o, **w);
     if (!t) return report_error(t.error().message);
     ro.target = *t;
+    if (!o.target.exchange.stack.empty()) {
+      auto e = sim::resolve_exchange(o.target.exchange);
+      if (!e) return report_error(e.error().message);
+      ro.stack = e->stack;
+    }
   }
   auto r = sim::replay_trace((*w)->dag(), ro);
   if (!r) return report_error(r.error().message);
