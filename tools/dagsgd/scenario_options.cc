@@ -104,7 +104,7 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
       ->check(CLI::ExistingFile);
   app.add_option("--stack", sweep ? f.grid.stack : f.exchange.stack,
                  "Software stack above the links (" + model::bundled_stacks().list() +
-                     ", or a stack file, e.g. from 'dagsgd calibrate --stack-out'): the "
+                     ", or a stack file, e.g. from 'dagsgd calibrate --stack S --link F --out'): the "
                      "library's algorithm choice and costs and the framework's grouping "
                      "(docs/communication.md)");
   if (use != ScenarioUse::kReplay) {
