@@ -16,6 +16,14 @@
 namespace dagsgd::model {
 namespace {
 
+// A measured point must have a positive size and a positive, finite time.
+Expected<void> check_point(const TimingPoint& pt) {
+  if (pt.bytes > 0 && pt.nanos > 0 && std::isfinite(pt.nanos)) return ok();
+  std::ostringstream msg;
+  msg << "point (" << pt.bytes << " bytes, " << pt.nanos << " ns): sizes and times must be > 0";
+  return Error{msg.str()};
+}
+
 using detail::Plan;
 
 // Below this relative residual per point a fit is as good as the log's printed precision; the
@@ -113,12 +121,7 @@ Expected<CalibrationResult> calibrate_allreduce(const std::vector<TimingSeries>&
       return Error{"calibration needs at least 2 ranks, got " + std::to_string(s.ranks)};
     }
     for (const auto& pt : s.points) {
-      if (pt.bytes <= 0 || !(pt.nanos > 0) || !std::isfinite(pt.nanos)) {
-        std::ostringstream msg;
-        msg << "point (" << pt.bytes << " bytes, " << pt.nanos
-            << " ns): sizes and times must be > 0";
-        return Error{msg.str()};
-      }
+      DAGSGD_TRY(check_point(pt));
       auto plan = detail::allreduce_plan(options.algorithm, detail::Shape{s.ranks, 1, 0},
                                          static_cast<double>(pt.bytes));
       DAGSGD_TRY(plan);
@@ -311,12 +314,7 @@ Expected<StackCalibrationResult> calibrate_stack(const std::vector<TimingSeries>
     }
     crosses_nodes = across;
     for (const auto& pt : s.points) {
-      if (pt.bytes <= 0 || !(pt.nanos > 0) || !std::isfinite(pt.nanos)) {
-        std::ostringstream msg;
-        msg << "point (" << pt.bytes << " bytes, " << pt.nanos
-            << " ns): sizes and times must be > 0";
-        return Error{msg.str()};
-      }
+      DAGSGD_TRY(check_point(pt));
       rows.push_back({pt, s.ranks, *shape});
       sizes.emplace(s.ranks, pt.bytes);
     }

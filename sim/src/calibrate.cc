@@ -121,10 +121,13 @@ std::vector<model::MeasuredAllreduce> measured_curves(const std::vector<Benchmar
   return out;
 }
 
-Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
-                                        const EntrySettings& settings) {
+namespace {
+
+// The logs' series, and what the reports say about them (`out`'s ranks, sizes, benchmark, max).
+template <typename Calibration>
+Expected<std::vector<model::TimingSeries>> gather(const std::vector<BenchmarkLog>& logs,
+                                                  Calibration& out) {
   if (logs.empty()) return Error{"calibrate: no benchmark logs"};
-  LogCalibration out;
   std::vector<model::TimingSeries> series;
   for (const auto& l : logs) {
     if (l.series.ranks < 2) return Error{"log '" + l.path + "': its rank count is not known"};
@@ -141,10 +144,20 @@ Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
     series.push_back(l.series);
   }
   out.max = logs.front().max;
+  return series;
+}
+
+}  // namespace
+
+Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
+                                        const EntrySettings& settings) {
+  LogCalibration out;
+  auto series = gather(logs, out);
+  if (!series) return series.error();
   model::CalibrationOptions options;
   options.algorithm = settings.algorithm;
   options.fit_step = settings.fit_step;
-  auto fit = model::calibrate_allreduce(series, options);
+  auto fit = model::calibrate_allreduce(*series, options);
   const std::string where = logs.size() == 1 ? "log '" + logs.front().path + "'" : "logs";
   if (!fit) return model::with_context(where, fit.error());
   out.fit = std::move(*fit);
@@ -174,24 +187,13 @@ Expected<StackLogCalibration> calibrate_stack_logs(const std::vector<BenchmarkLo
                                                    const model::FabricSpec& inter,
                                                    const model::StackSpec& base,
                                                    const StackSettings& settings) {
-  if (logs.empty()) return Error{"calibrate: no benchmark logs"};
   StackLogCalibration out;
-  std::vector<model::TimingSeries> series;
-  for (const auto& l : logs) {
-    if (l.series.ranks < 2) return Error{"log '" + l.path + "': its rank count is not known"};
-    if (out.benchmark.empty()) {
-      out.benchmark = l.log.benchmark.empty() ? l.log.format : l.log.benchmark;
-    }
-    out.ranks.push_back(l.series.ranks);
-    out.sizes += (out.sizes.empty() ? "" : ", ") + std::to_string(l.series.points.size()) +
-                 " sizes of '" + file_name(l.path) + "' (p=" + std::to_string(l.series.ranks) + ")";
-    series.push_back(l.series);
-  }
-  out.max = logs.front().max;
+  auto series = gather(logs, out);
+  if (!series) return series.error();
   model::StackCalibrationOptions options;
   options.setup = settings.setup;
   options.fit_step = settings.fit_step;
-  auto fit = model::calibrate_stack(series, model::LinkCost::from_fabric(intra),
+  auto fit = model::calibrate_stack(*series, model::LinkCost::from_fabric(intra),
                                     model::LinkCost::from_fabric(inter), base, options);
   const std::string where = logs.size() == 1 ? "log '" + logs.front().path + "'" : "logs";
   if (!fit) return model::with_context(where, fit.error());

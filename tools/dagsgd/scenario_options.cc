@@ -102,11 +102,12 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
   app.add_option("--fabric-file", f.fabric_file,
                  "Extra fabric definitions (e.g. from 'dagsgd calibrate --out')")
       ->check(CLI::ExistingFile);
-  app.add_option("--stack", sweep ? f.grid.stack : f.exchange.stack,
-                 "Software stack above the links (" + model::bundled_stacks().list() +
-                     ", or a stack file, e.g. from 'dagsgd calibrate --stack S --link F --out'): the "
-                     "library's algorithm choice and costs and the framework's grouping "
-                     "(docs/communication.md)");
+  app.add_option(
+      "--stack", sweep ? f.grid.stack : f.exchange.stack,
+      "Software stack above the links (" + model::bundled_stacks().list() +
+          ", or a stack file, e.g. from 'dagsgd calibrate --stack S --link F --out'): the "
+          "library's algorithm choice and costs and the framework's grouping "
+          "(docs/communication.md)");
   if (use != ScenarioUse::kReplay) {
     // Without --overlap, a stack whose framework groups gradients sets the grouping.
     app.parse_complete_callback([&f, sweep] {
