@@ -4,11 +4,13 @@
 Each source file holds provenance, named hardware setups and points (docs/published.md). For
 every end-to-end point this builds the matching `dagsgd predict ... --json` command, with
 `--step-time` from the source's single-GPU reference of the same model, framework and batch,
-runs it, and compares the predicted throughput with the published one. Points the tool cannot
-express are listed as skipped with the reason. Python 3 standard library only.
+runs it, and compares the predicted throughput with the published one. Each point is predicted
+with the software stack its framework and collective library imply (STACK_RULES; --no-stacks for
+the bare formulas). Points the tool cannot express are listed as skipped with the reason.
+Python 3 standard library only.
 
 Usage: tools/published_eval.py [--dagsgd BIN] [--json OUT] [--markdown] [--validate-only]
-                               [--source ID ...] [--jobs N] [--data DIR]
+                               [--source ID ...] [--jobs N] [--data DIR] [--no-stacks]
 Exit: 0 when every point was predicted or skipped with a reason, 1 when a dagsgd run failed,
 2 on a bad data file (one line naming the file and the place).
 """
@@ -28,7 +30,46 @@ PROVENANCE = ("title", "authors", "published", "licence", "accessed", "measureme
 # Published precision -> dagsgd --precision. TF32 keeps fp32 gradients; AMP sends fp16 ones.
 PRECISION = {"fp32": "fp32", "tf32": "fp32", "fp16": "fp16", "amp": "fp16"}
 THROUGHPUT_UNITS = ("images/s", "sequences/s", "samples/s")
-ALGORITHMS = ("auto", "ring", "tree", "recursive_doubling", "rabenseifner", "ps", "asa", "hier")
+ALGORITHMS = ("auto", "ring", "tree", "recursive_doubling", "rabenseifner", "binomial", "ps",
+              "asa", "hier")
+# The software stack (datasets/stacks/) each point's framework and collective library imply, in
+# order: the first rule whose words all occur in the point's `collective` and `framework` wins.
+# Points no rule matches are predicted without a stack (the formulas on the bare links). Each
+# rule says why; the stacks' constants come from library code, documentation and
+# micro-benchmarks (docs/published.md, "Stacks"), never from these end-to-end points.
+STACK_RULES = (
+    (("horovod allreduce on cpu (mpi over tcp)",), "horovod-0.9-openmpi-4.1-tcp",
+     "Horovod 2017, MPI_Allreduce on host memory over TCP"),
+    (("horovod allreduce on cpu (mpi over rdma)",), "horovod-0.9-openmpi-4.1-verbs",
+     "Horovod 2017, MPI_Allreduce on host memory over RDMA"),
+    (("horovod + nccl 2 (tcp sockets)",), "horovod-0.9-nccl-2.0-socket",
+     "Horovod 2017 on NCCL 2.0, socket transport"),
+    (("horovod + nccl 2 (rdma)",), "horovod-0.9-nccl-2.0-ib", "Horovod 2017 on NCCL 2.0, verbs"),
+    (("horovod + nccl", "tensorflow"), "horovod-0.19-tf-nccl-2.7-ib",
+     "NGC TensorFlow 1.15 containers of 2020 ship Horovod 0.19 (float32 gradients under AMP)"),
+    (("horovod + nccl", "mxnet-22.10"), "horovod-0.21-nccl-2.7-ib",
+     "NGC MXNet 22.10 ships Horovod 0.25 (1 ms cycle, 128 MiB fusion)"),
+    (("horovod + nccl",), "horovod-0.19-nccl-2.7-ib",
+     "MXNet with Horovod 0.19-0.20 (NGC 20.03-20.12, pip MXNet 1.6 in 2020)"),
+    (("pytorch ddp + nccl",), "pytorch-ddp-nccl-2.7-ib", "PyTorch DistributedDataParallel"),
+    (("nccl",), "nccl-2.7-ib",
+     "NCCL under a framework whose grouping the source does not state (OneFlow, PaddlePaddle "
+     "fleet, tf.distribute, APEX): the library only"),
+)
+# Sources measured before the stacks' libraries existed or without a library stack to express
+# (TensorFlow 1.1 parameter servers, NCCL 1 inside TensorFlow) keep the bare formulas.
+NO_STACK_SOURCES = ("tf-benchmarks-2017",)
+
+
+def stack_for(source, p):
+    """The stack name and the reason for a point, or (None, reason)."""
+    if source in NO_STACK_SOURCES:
+        return None, "parameter servers or NCCL 1 inside TensorFlow 1.1: no stack"
+    words = f"{p.get('collective') or ''} {p.get('framework') or ''}".lower()
+    for needles, name, why in STACK_RULES:
+        if all(n in words for n in needles):
+            return name, why
+    return None, "no stack for this framework and library"
 
 
 class DataError(Exception):
@@ -42,6 +83,11 @@ def load_catalog(data_dir):
         fabrics = {x["name"]: x["scope"] for x in json.load(f)["fabrics"]}
     networks = {n[:-5] for n in os.listdir(os.path.join(data_dir, "networks"))
                 if n.endswith(".json")}
+    stacks = {n[:-5] for n in os.listdir(os.path.join(data_dir, "stacks")) if n.endswith(".json")}
+    missing = sorted({name for _, name, _ in STACK_RULES} - stacks)
+    if missing:
+        raise DataError(f"{os.path.join(data_dir, 'stacks')}: no stack named "
+                        f"{', '.join(missing)} (tools/published_eval.py STACK_RULES)")
     return gpus, fabrics, networks
 
 
@@ -179,7 +225,7 @@ def validate(path, doc, catalog):
     return by_id
 
 
-def predict_command(binary, p, setup, ref):
+def predict_command(binary, p, setup, ref, stack=None):
     """The dagsgd predict arguments for one end-to-end point, or (None, reason)."""
     if "not_expressible" in p:
         return None, p["not_expressible"]
@@ -194,8 +240,14 @@ def predict_command(binary, p, setup, ref):
         return None, "no inter-node fabric for the setup"
     cmd = [binary, "predict", "--network", p["model"], "--batch", str(p["batch_per_gpu"]),
            "--gpu", gpu, "--nodes", str(p["nodes"]), "--gpus-per-node", str(p["gpus_per_node"]),
-           "--algorithm", p["algorithm"], "--overlap", p.get("overlap") or "wfbp",
-           "--precision", PRECISION[p["precision"]], "--json"]
+           "--algorithm", p["algorithm"], "--precision", PRECISION[p["precision"]], "--json"]
+    if stack is not None:
+        # The stack's framework sets the grouping unless the source states the overlap.
+        cmd += ["--stack", stack]
+        if p.get("overlap"):
+            cmd += ["--overlap", p["overlap"]]
+    else:
+        cmd += ["--overlap", p.get("overlap") or "wfbp"]
     if intra is not None:
         cmd += ["--intra", intra]
     if inter is not None:
@@ -226,7 +278,7 @@ def link_class(p, setup):
     return p.get("intra", setup.get("intra")) or "?"
 
 
-def evaluate(files, binary, jobs, catalog, validate_only):
+def evaluate(files, binary, jobs, catalog, validate_only, stacks=True):
     rows, micro = [], {}
     work = []
     for path in files:
@@ -250,7 +302,10 @@ def evaluate(files, binary, jobs, catalog, validate_only):
                    "precision": p["precision"], "batch_per_gpu": p["batch_per_gpu"],
                    "link": link_class(p, setup), "framework": p.get("framework"),
                    "measured": p["value"], "unit": p["unit"], "step_time_from": p.get("reference")}
-            cmd, reason = predict_command(binary, p, setup, ref)
+            stack, why = stack_for(sid, p) if stacks else (None, "--no-stacks")
+            row["stack"] = stack
+            row["stack_reason"] = why
+            cmd, reason = predict_command(binary, p, setup, ref, stack)
             if cmd is None:
                 row["skipped"] = reason
             else:
@@ -273,6 +328,7 @@ def evaluate(files, binary, jobs, catalog, validate_only):
             row["comm_exposed_share"] = round(
                 out["breakdown"]["comm_exposed"] / out["iteration_time_s"], 4)
             row["algorithm_used"] = out.get("algorithm")
+            row["groups"] = len(out.get("groups") or [])
     return rows, micro, failures
 
 
@@ -291,6 +347,11 @@ def summarize(rows, key):
     return out
 
 
+SUMMARIES = (("source", lambda r: r["source"]), ("link", lambda r: r["link"]),
+             ("stack", lambda r: r.get("stack") or "-"), ("model", lambda r: r["model"]),
+             ("GPUs", lambda r: r["gpus"]))
+
+
 def pct(x):
     return f"{100 * x:+.1f}%"
 
@@ -299,12 +360,13 @@ def print_report(rows, micro, markdown):
     predicted = [r for r in rows if "error" in r]
     skipped = [r for r in rows if "skipped" in r]
     if markdown:
-        print("| source | point | GPUs | link | measured | predicted | error |")
-        print("|---|---|---|---|---|---|---|")
+        print("| source | point | GPUs | link | stack | measured | predicted | error |")
+        print("|---|---|---|---|---|---|---|---|")
         for r in rows:
             if "error" in r:
                 print(f"| {r['source']} | {r['point']} | {r['gpus']} | {r['link']} | "
-                      f"{r['measured']:g} | {r['predicted']:.1f} | {pct(r['error'])} |")
+                      f"{r.get('stack') or '-'} | {r['measured']:g} | {r['predicted']:.1f} | "
+                      f"{pct(r['error'])} |")
         print()
     else:
         print(f"{'source':22s} {'point':44s} {'GPUs':>4s} {'link':13s} {'measured':>10s} "
@@ -316,8 +378,7 @@ def print_report(rows, micro, markdown):
     print(f"\nskipped ({len(skipped)}):")
     for r in skipped:
         print(f"  {r['source']} {r['point']}: {r['skipped']}")
-    for title, key in (("source", lambda r: r["source"]), ("link", lambda r: r["link"]),
-                       ("model", lambda r: r["model"]), ("GPUs", lambda r: r["gpus"])):
+    for title, key in SUMMARIES:
         print(f"\nby {title}:" if not markdown else f"\n| {title} | points | mean abs | "
               "mean signed | worst |\n|---|---|---|---|---|")
         for s in summarize(rows, key):
@@ -354,6 +415,8 @@ def main():
                     help="check the files and list what would run; run nothing")
     ap.add_argument("--source", action="append", help="only this source id (repeatable)")
     ap.add_argument("--jobs", type=int, default=2, help="dagsgd runs at once (default 2)")
+    ap.add_argument("--no-stacks", action="store_true",
+                    help="predict every point without a software stack (the bare formulas)")
     args = ap.parse_args()
     binary = args.dagsgd or default_binary()
     if not args.validate_only and (binary is None or not os.access(binary, os.X_OK)):
@@ -362,7 +425,8 @@ def main():
     try:
         catalog = load_catalog(args.data)
         files = source_files(args.data, args.source)
-        rows, micro, failures = evaluate(files, binary, args.jobs, catalog, args.validate_only)
+        rows, micro, failures = evaluate(files, binary, args.jobs, catalog, args.validate_only,
+                                         stacks=not args.no_stacks)
     except DataError as e:
         print(f"published_eval: {e}", file=sys.stderr)
         return 2
@@ -380,9 +444,8 @@ def main():
         print(f"FAILED {r['source']} {r['point']}: {r['failed']}", file=sys.stderr)
     if args.json:
         out = {"rows": rows,
-               "summary": {k: summarize(rows, f) for k, f in (
-                   ("source", lambda r: r["source"]), ("link", lambda r: r["link"]),
-                   ("model", lambda r: r["model"]), ("gpus", lambda r: r["gpus"]))},
+               "stacks": not args.no_stacks,
+               "summary": {k.lower(): summarize(rows, f) for k, f in SUMMARIES},
                "overall": summarize(rows, lambda r: "all"),
                "microbenchmark_points": micro}
         with open(args.json, "w", encoding="utf-8") as f:

@@ -7,6 +7,7 @@
 
 #include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/expected.h"
+#include "dagsgd/model/stack.h"
 
 namespace dagsgd::model::detail {
 
@@ -42,5 +43,36 @@ Plan sparse_allgather_plan(const Shape& shape, double local_bytes);
 std::vector<std::string> single_link_algorithms();
 
 double phase_cost(const Phase& phase, const LinkCost& link);
+
+// How a software stack runs one allreduce: the algorithm (and protocol) it uses, the links as
+// it sees them (alpha plus its per-message cost, the bandwidth its protocol and connections
+// reach), and what it adds once per collective. Shared by the cost model, the flow tier and
+// the stack calibration, so that all three price a stack the same way.
+struct StackChoice {
+  std::string algorithm;
+  std::string protocol;  // "" when the library has no protocols
+  LinkCost intra;        // the links as the stack sees them
+  LinkCost inter;
+  double fixed_ns = 0;     // per collective: library, protocol and framework costs
+  double bytes = 0;        // per rank on the wire
+  double intra_scale = 1;  // the stack's beta over the bare link's, per link class
+  double inter_scale = 1;
+  // The protocol's part (for calibration): its bandwidth factor and per-message costs.
+  double protocol_efficiency = 1;
+  double protocol_message_intra_ns = 0;
+  double protocol_message_inter_ns = 0;
+};
+
+// The bytes per element on the wire under `stack` (mixed precision may keep fp32 gradients).
+int stack_bytes_per_element(const StackSpec& stack, Precision precision);
+
+// The stack's choice for an allreduce of `bytes` per rank on `topo`'s links; `algorithm` is a
+// formula name (priced with the stack's costs) or "auto" (the stack's tables or costs decide).
+// `with_framework`: add the framework's per-collective costs (a micro-benchmark has none).
+StackChoice stack_choice(const StackSpec& stack, const Topology& topo, const Shape& shape,
+                         const std::string& algorithm, double bytes, bool with_framework = true);
+
+// The choice's cost: its plan on its links plus the fixed part; startup_only: no byte terms.
+double stack_cost(const StackChoice& choice, const Shape& shape, bool startup_only);
 
 }  // namespace dagsgd::model::detail

@@ -16,6 +16,14 @@
 namespace dagsgd::model {
 namespace {
 
+// A measured point must have a positive size and a positive, finite time.
+Expected<void> check_point(const TimingPoint& pt) {
+  if (pt.bytes > 0 && pt.nanos > 0 && std::isfinite(pt.nanos)) return ok();
+  std::ostringstream msg;
+  msg << "point (" << pt.bytes << " bytes, " << pt.nanos << " ns): sizes and times must be > 0";
+  return Error{msg.str()};
+}
+
 using detail::Plan;
 
 // Below this relative residual per point a fit is as good as the log's printed precision; the
@@ -113,12 +121,7 @@ Expected<CalibrationResult> calibrate_allreduce(const std::vector<TimingSeries>&
       return Error{"calibration needs at least 2 ranks, got " + std::to_string(s.ranks)};
     }
     for (const auto& pt : s.points) {
-      if (pt.bytes <= 0 || !(pt.nanos > 0) || !std::isfinite(pt.nanos)) {
-        std::ostringstream msg;
-        msg << "point (" << pt.bytes << " bytes, " << pt.nanos
-            << " ns): sizes and times must be > 0";
-        return Error{msg.str()};
-      }
+      DAGSGD_TRY(check_point(pt));
       auto plan = detail::allreduce_plan(options.algorithm, detail::Shape{s.ranks, 1, 0},
                                          static_cast<double>(pt.bytes));
       DAGSGD_TRY(plan);
@@ -234,6 +237,230 @@ Expected<FabricSpec> fabric_from_calibration(const CalibrationResult& fit, const
   f.rendezvous_latency = std::llround(fit.link.rendezvous_ns);
   f.source = source;
   return f;
+}
+
+}  // namespace dagsgd::model
+
+// ---------------------------------------------------------------------------------------------
+// Transfer calibration (calibration.h)
+
+namespace dagsgd::model {
+namespace {
+
+// The stack as the benchmark runs it: its library and the benchmark's call, no framework costs.
+Expected<StackSpec> benchmark_view(const StackSpec& stack, const BenchmarkSetup& setup) {
+  StackSpec v = stack;
+  FrameworkSpec f;
+  f.name = "micro-benchmark";
+  f.call = setup.call;
+  v.framework = f;
+  if (auto ok = validate_stack(v); !ok) {
+    return Error{"stack '" + stack.name + "' cannot run the benchmark's call '" + setup.call +
+                 "': " + ok.error().message};
+  }
+  return v;
+}
+
+Expected<detail::Shape> benchmark_shape(const BenchmarkSetup& setup, int ranks) {
+  if (ranks < 2) return Error{"a benchmark needs at least 2 ranks, got " + std::to_string(ranks)};
+  if (setup.ranks_per_node < 1 || ranks % setup.ranks_per_node != 0) {
+    return Error{std::to_string(setup.ranks_per_node) + " ranks per node do not divide " +
+                 std::to_string(ranks) + " ranks"};
+  }
+  return detail::Shape{ranks / setup.ranks_per_node, setup.ranks_per_node, 0};
+}
+
+std::string choice_name(const detail::StackChoice& c) {
+  return c.protocol.empty() ? c.algorithm : c.algorithm + "/" + c.protocol;
+}
+
+}  // namespace
+
+Expected<BenchmarkTime> stack_benchmark_time(const StackSpec& stack, const LinkCost& intra,
+                                             const LinkCost& inter, const BenchmarkSetup& setup,
+                                             int ranks, double bytes) {
+  auto view = benchmark_view(stack, setup);
+  DAGSGD_TRY(view);
+  auto shape = benchmark_shape(setup, ranks);
+  DAGSGD_TRY(shape);
+  const Topology topo{shape->nodes, shape->gpus_per_node, intra, inter};
+  const detail::StackChoice c =
+      detail::stack_choice(*view, topo, *shape, "auto", bytes, /*with_framework=*/false);
+  return BenchmarkTime{detail::stack_cost(c, *shape, false), choice_name(c)};
+}
+
+Expected<StackCalibrationResult> calibrate_stack(const std::vector<TimingSeries>& series,
+                                                 const LinkCost& intra, const LinkCost& inter,
+                                                 const StackSpec& base,
+                                                 const StackCalibrationOptions& options) {
+  DAGSGD_TRY(validate_stack(base));
+  auto view = benchmark_view(base, options.setup);
+  DAGSGD_TRY(view);
+  StackSpec current = std::move(*view);
+  struct Row {
+    TimingPoint point;
+    int ranks = 0;
+    detail::Shape shape;
+  };
+  std::vector<Row> rows;
+  std::set<std::pair<int, Bytes>> sizes;
+  std::optional<bool> crosses_nodes;
+  for (const auto& s : series) {
+    auto shape = benchmark_shape(options.setup, s.ranks);
+    DAGSGD_TRY(shape);
+    const bool across = shape->nodes > 1;
+    if (crosses_nodes && *crosses_nodes != across) {
+      return Error{"the logs must all cross nodes or all stay on one node (one link to fit)"};
+    }
+    crosses_nodes = across;
+    for (const auto& pt : s.points) {
+      DAGSGD_TRY(check_point(pt));
+      rows.push_back({pt, s.ranks, *shape});
+      sizes.emplace(s.ranks, pt.bytes);
+    }
+  }
+  if (sizes.size() < 3) {
+    return Error{"calibration needs at least 3 distinct message sizes, got " +
+                 std::to_string(sizes.size())};
+  }
+  const bool inter_class = crosses_nodes.value_or(false);
+  const LinkCost& bare = inter_class ? inter : intra;
+  if (!(bare.beta_ns_per_byte > 0)) {
+    return Error{std::string("the ") + (inter_class ? "inter" : "intra") +
+                 "-node link spec has no bandwidth to calibrate against"};
+  }
+  LibrarySpec& lib = current.library;
+  const bool connection = lib.bandwidth_limit == "connection";
+  const auto n = static_cast<Eigen::Index>(rows.size());
+
+  StackCalibrationResult r;
+  r.link_class = inter_class ? "inter" : "intra";
+  r.link_bandwidth = 1e9 / bare.beta_ns_per_byte;
+  std::vector<std::string> previous;
+  constexpr int kMaxIterations = 10;
+  for (int it = 0; it < kMaxIterations; ++it) {
+    r.iterations = it + 1;
+    // Each point's choice under the current values, and its design row.
+    std::vector<std::string> choices;
+    std::vector<Plan> plans;
+    Eigen::MatrixXd base_cols(n, 2);
+    Eigen::VectorXd y(n);
+    std::vector<double> largest(rows.size(), 0);
+    std::vector<double> known_rdv_ns(rows.size(), 0);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const Row& row = rows[static_cast<std::size_t>(i)];
+      const Topology topo{row.shape.nodes, row.shape.gpus_per_node, intra, inter};
+      const double bytes = static_cast<double>(row.point.bytes);
+      const detail::StackChoice c =
+          detail::stack_choice(current, topo, row.shape, "auto", bytes, false);
+      choices.push_back(choice_name(c));
+      auto plan = detail::allreduce_plan(c.algorithm, row.shape, bytes);
+      DAGSGD_TRY(plan);
+      double known = c.fixed_ns;
+      double messages = 0;
+      double wire = 0;
+      for (const auto& ph : *plan) {
+        const bool intra_phase = ph.link == detail::LinkClass::kIntra;
+        const LinkCost& l = intra_phase ? intra : inter;
+        known += ph.messages * (l.alpha_ns + (intra_phase ? c.protocol_message_intra_ns
+                                                          : c.protocol_message_inter_ns));
+        known += ph.reduce_bytes * l.gamma_ns_per_byte;
+        if (ph.link != (inter_class ? detail::LinkClass::kInter : detail::LinkClass::kIntra)) {
+          return Error{"algorithm '" + c.algorithm +
+                       "' uses both link classes; calibrate on "
+                       "one node or with one rank per node"};
+        }
+        messages += ph.messages;
+        wire += ph.wire_bytes / c.protocol_efficiency;
+        if (ph.messages > 0)
+          largest[static_cast<std::size_t>(i)] =
+              std::max(largest[static_cast<std::size_t>(i)], ph.message_bytes);
+        const LinkCost& stacked = intra_phase ? c.intra : c.inter;
+        if (stacked.eager_limit > 0 &&
+            ph.message_bytes > static_cast<double>(stacked.eager_limit)) {
+          known_rdv_ns[static_cast<std::size_t>(i)] += ph.messages * stacked.rendezvous_ns;
+        }
+      }
+      const double t = row.point.nanos;
+      if (!options.fit_step) known += known_rdv_ns[static_cast<std::size_t>(i)];
+      base_cols(i, 0) = messages / t;
+      base_cols(i, 1) = wire / t;
+      y(i) = (t - known) / t;
+      plans.push_back(std::move(*plan));
+    }
+    Candidate best = nnls(base_cols, y);
+    double best_bic = bic(best.rss, rows.size(), 2);
+    if (options.fit_step) {
+      std::set<Bytes> limits;
+      for (double l : largest) limits.insert(static_cast<Bytes>(std::ceil(l)));
+      for (Bytes limit : limits) {
+        const auto above = [&](double b) { return b > static_cast<double>(limit); };
+        if (limit <= 0 || std::none_of(largest.begin(), largest.end(), above)) continue;
+        Eigen::MatrixXd a(n, 3);
+        a.leftCols(2) = base_cols;
+        for (Eigen::Index i = 0; i < n; ++i) {
+          double rdv = 0;
+          for (const auto& ph : plans[static_cast<std::size_t>(i)]) {
+            if (above(ph.message_bytes)) rdv += ph.messages;
+          }
+          a(i, 2) = rdv / rows[static_cast<std::size_t>(i)].point.nanos;
+        }
+        Candidate c = nnls(a, y);
+        if (c.coef(2) <= 0) continue;
+        const double c_bic = bic(c.rss, rows.size(), 4);
+        if (c_bic < best_bic) {
+          best = c;
+          best.eager_limit = limit;
+          best_bic = c_bic;
+        }
+      }
+    }
+    // The fitted values into the stack.
+    lib.per_message_ns = best.coef(0);
+    const double beta = best.coef(1);
+    r.library_bandwidth = beta > 0 ? 1e9 / beta : std::numeric_limits<double>::infinity();
+    if (connection) {
+      r.capped = beta > bare.beta_ns_per_byte * (1 + 1e-9);
+      lib.connection_bandwidth = r.capped ? 1e9 / beta / lib.connections : 0;
+    } else {
+      lib.efficiency = beta > bare.beta_ns_per_byte ? bare.beta_ns_per_byte / beta : 1.0;
+    }
+    if (options.fit_step) {
+      lib.eager_limit = best.eager_limit;
+      lib.rendezvous_ns = best.eager_limit > 0 ? best.coef(2) : 0;
+    }
+    if (choices == previous) break;
+    previous = std::move(choices);
+  }
+
+  // Residuals under the fitted stack, priced as predictions price it.
+  double sq_rel = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    auto t = stack_benchmark_time(current, intra, inter, options.setup, row.ranks,
+                                  static_cast<double>(row.point.bytes));
+    DAGSGD_TRY(t);
+    const double rel = (t->nanos - row.point.nanos) / row.point.nanos;
+    r.points.push_back({row.point.bytes, row.point.nanos, t->nanos, rel, row.ranks, t->algorithm});
+    sq_rel += rel * rel;
+    if (std::abs(rel) > r.max_relative_error) {
+      r.max_relative_error = std::abs(rel);
+      r.max_error_bytes = row.point.bytes;
+    }
+  }
+  r.rms_relative = std::sqrt(sq_rel / static_cast<double>(rows.size()));
+  r.per_message_ns = lib.per_message_ns;
+  // The result keeps the base's framework, not the benchmark's view of it.
+  current.framework = base.framework;
+  const std::string how = "transfer calibration";
+  current.set_source("library.per_message_us", how);
+  current.set_source(connection ? "library.connection_gbps" : "library.efficiency", how);
+  if (options.fit_step) {
+    current.set_source("library.eager_limit_bytes", how);
+    current.set_source("library.rendezvous_us", how);
+  }
+  r.stack = std::move(current);
+  return r;
 }
 
 }  // namespace dagsgd::model

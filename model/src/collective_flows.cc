@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "allreduce_plan.h"
 #include "dagsgd/model/check.h"
@@ -108,6 +109,8 @@ class Patterns {
     return t;
   }
 
+  Transfer pair(int from_position, int to_position) const { return at(from_position, to_position); }
+
  private:
   Transfer at(int from_position, int to_position) const {
     return {order_[static_cast<std::size_t>(from_position)],
@@ -164,6 +167,27 @@ std::vector<PhaseTransfers> transfers_of(const std::string& algorithm, const Pla
     for (int d = p2 / 2; d >= 1; d /= 2) out.push_back(plain(pat.exchange(p2, d)));  // halving
     for (int d = 1; d < p2; d *= 2) out.push_back(plain(pat.exchange(p2, d)));       // doubling
     if (folded) out.push_back(plain(pat.fold(p2, false)));
+  } else if (algorithm == "binomial") {
+    // libnbc's allred_sched_diss: virtual rank v (the position) sends to v - 2^(r-1) in reduce
+    // round r when v % 2^r == 2^(r-1); then in broadcast round r every v < 2^r sends to v + 2^r.
+    PhaseTransfers reduce;
+    PhaseTransfers bcast;
+    int depth = 0;
+    while ((1 << depth) < p) ++depth;
+    for (int r = 1; r <= depth; ++r) {
+      std::vector<Transfer> t;
+      for (int v = 0; v < p; ++v) {
+        if (v % (1 << r) == (1 << (r - 1))) t.push_back(pat.pair(v, v - (1 << (r - 1))));
+      }
+      reduce.steps.push_back(std::move(t));
+    }
+    for (int r = 0; r < depth; ++r) {
+      std::vector<Transfer> t;
+      for (int v = 0; v < (1 << r) && v + (1 << r) < p; ++v) t.push_back(pat.pair(v, v + (1 << r)));
+      bcast.steps.push_back(std::move(t));
+    }
+    out.push_back(std::move(reduce));
+    out.push_back(std::move(bcast));
   } else if (algorithm == "ps") {
     for (std::size_t k = 0; k < plan.size(); ++k) {
       // Dedicated servers are not GPUs: their phases stay analytical (no transfers).
@@ -235,18 +259,32 @@ FlowPlan CollectiveFlows::plan(std::int64_t elements) const {
   };
   if (p <= 1 || elements <= 0 || algorithm == kMeasuredAlgorithm) return whole(algorithm);
   const detail::Shape shape{topo_.nodes, topo_.gpus_per_node, config_.ps_servers};
+  // Under a stack: its links (per-message costs; bandwidth limits as more bytes on the bare
+  // links, which the flow network carries) and a leading phase of its per-collective costs.
+  std::optional<detail::StackChoice> stack;
   Plan plan;
   if (config_.topk > 0) {
     const double k = std::ceil(config_.topk * static_cast<double>(elements));
-    plan = detail::sparse_allgather_plan(shape, k * (bytes_per_element(config_.precision) + 4));
+    const double local = k * (bytes_per_element(config_.precision) + 4);
+    plan = detail::sparse_allgather_plan(shape, local);
+    if (config_.stack) stack = detail::stack_choice(*config_.stack, topo_, shape, "ring", local);
   } else {
-    auto dense = detail::allreduce_plan(
-        algorithm, shape, static_cast<double>(elements) * bytes_per_element(config_.precision));
+    double bytes = static_cast<double>(elements) * bytes_per_element(config_.precision);
+    if (config_.stack) {
+      bytes = static_cast<double>(elements) *
+              detail::stack_bytes_per_element(*config_.stack, config_.precision);
+      stack = detail::stack_choice(*config_.stack, topo_, shape, config_.algorithm, bytes);
+    }
+    auto dense = detail::allreduce_plan(algorithm, shape, bytes);
     DAGSGD_CHECK(dense.ok());  // the algorithm came from the analytical model
     plan = std::move(*dense);
   }
   const Patterns pat(order_, topo_.gpus_per_node);
-  const auto phases = transfers_of(algorithm, plan, pat, p, config_.ps_servers);
+  auto phases = transfers_of(algorithm, plan, pat, p, config_.ps_servers);
+  if (config_.stack) {
+    phases.insert(phases.begin(), PhaseTransfers{});
+    plan.insert(plan.begin(), Phase{LinkClass::kIntra, 0, 0, 0, 0});
+  }
   // The pattern depends on the algorithm only: make it once.
   std::shared_ptr<const FlowPattern> pattern;
   for (const auto& known : patterns_) {
@@ -265,9 +303,16 @@ FlowPlan CollectiveFlows::plan(std::int64_t elements) const {
   out.pattern = pattern;
   for (std::size_t k = 0; k < plan.size(); ++k) {
     const Phase& ph = plan[k];
-    const LinkCost& link = ph.link == LinkClass::kIntra ? topo_.intra : topo_.inter;
+    const bool intra = ph.link == LinkClass::kIntra;
+    const LinkCost& link =
+        stack ? (intra ? stack->intra : stack->inter) : (intra ? topo_.intra : topo_.inter);
+    const double scale = stack ? (intra ? stack->intra_scale : stack->inter_scale) : 1.0;
     const std::size_t n = std::max<std::size_t>(1, phases[k].steps.size());
     const double nd = static_cast<double>(n);
+    if (stack && k == 0) {  // the stack's per-collective costs
+      out.amounts.push_back({stack->fixed_ns, 0});
+      continue;
+    }
     if (phases[k].steps.empty()) {  // no transfers: the whole phase is fixed
       out.amounts.push_back({detail::phase_cost(ph, link), 0});
       continue;
@@ -275,7 +320,7 @@ FlowPlan CollectiveFlows::plan(std::int64_t elements) const {
     const Phase step{ph.link, ph.messages / nd, ph.message_bytes, 0, ph.reduce_bytes / nd};
     const double fixed = detail::phase_cost(step, link);
     for (std::size_t s = 0; s < n; ++s) {
-      out.amounts.push_back({fixed, ph.wire_bytes / nd * phases[k].share});
+      out.amounts.push_back({fixed, ph.wire_bytes / nd * phases[k].share * scale});
     }
   }
   DAGSGD_CHECK(out.amounts.size() == out.pattern->phases.size());

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "allreduce_plan.h"
@@ -89,6 +90,18 @@ void rabenseifner(Plan& plan, const Shape& s, double m) {
   fold_out(plan, link, p, m);
 }
 
+// Binomial reduce then binomial broadcast (Open MPI libnbc's allred_sched_diss, what
+// MPI_Iallreduce runs in place, and below 4 ranks or 64 KiB): d = ceil(lg p) rounds toward
+// the root, each a whole vector received and summed, then d rounds away from it, the root
+// sending the whole vector in each:
+//   2d·α + 2d·M·β + d·M·γ        (p = 2: 2α + 2Mβ + Mγ, twice the ring's bytes)
+void binomial(Plan& plan, const Shape& s, double m) {
+  const LinkClass link = flat_link(s);
+  const double depth = ceil_log2(s.workers());
+  plan.push_back({link, depth, m, depth * m, depth * m});  // reduce
+  plan.push_back({link, depth, m, depth * m, 0});          // broadcast
+}
+
 // Sharded parameter server: push shards, servers sum, pull shards.
 // Colocated (one shard on every worker, s = 0): each worker sends its p-1 foreign shards and
 // serves one, the same volume as the ring:
@@ -160,6 +173,7 @@ constexpr Algorithm kAlgorithms[] = {
     {"tree", tree, true},
     {"recursive_doubling", recursive_doubling, true},
     {"rabenseifner", rabenseifner, true},
+    {"binomial", binomial, true},
     {"ps", ps, true},
     {"asa", asa, true},
     {"hier", hier, false},
@@ -213,6 +227,163 @@ double phase_cost(const Phase& phase, const LinkCost& link) {
          phase.reduce_bytes * link.gamma_ns_per_byte;
 }
 
+namespace {
+
+// The link as a stack sees it: its alpha plus the library's and the protocol's per-message
+// cost; its bandwidth times the library's and the protocol's efficiency, and between nodes at
+// most what the library's connections sustain; the library's eager/rendezvous step if it has
+// one. Measured curves describe a library already: they do not apply under a stack.
+LinkCost stack_link(const LinkCost& bare, const LibrarySpec& lib, const StackProtocol* proto,
+                    double protocol_efficiency, LinkClass cls) {
+  LinkCost l = bare;
+  l.measured.clear();
+  l.alpha_ns += lib.per_message_ns;
+  if (proto != nullptr) {
+    l.alpha_ns +=
+        cls == LinkClass::kIntra ? proto->per_message_intra_ns : proto->per_message_inter_ns;
+  }
+  if (bare.beta_ns_per_byte > 0) {
+    double bandwidth = 1e9 / bare.beta_ns_per_byte * lib.efficiency * protocol_efficiency;
+    if (cls == LinkClass::kInter && lib.connection_bandwidth > 0) {
+      bandwidth = std::min(bandwidth, lib.connection_bandwidth * lib.connections);
+    }
+    l.beta_ns_per_byte = 1e9 / bandwidth;
+  }
+  if (lib.eager_limit >= 0) {
+    l.eager_limit = lib.eager_limit;
+    l.rendezvous_ns = lib.eager_limit > 0 ? lib.rendezvous_ns : 0;
+  }
+  return l;
+}
+
+double lookup(const std::vector<std::pair<std::string, double>>& v, const std::string& key,
+              double fallback) {
+  for (const auto& [k, x] : v) {
+    if (k == key) return x;
+  }
+  return fallback;
+}
+
+// NCCL's tree correction (tuning.cc treeCorrectionFactor): indexed by log2(bytes / 64).
+double tree_correction(const StackProtocol& p, double bytes) {
+  if (p.tree_correction.empty() || bytes < 64) return 1.0;
+  const auto k = static_cast<std::size_t>(std::floor(std::log2(bytes / 64)));
+  return k < p.tree_correction.size() ? p.tree_correction[k] : 1.0;
+}
+
+// The framework's and library's per-collective costs for `bytes` per rank.
+double fixed_costs(const StackSpec& stack, const Topology& topo, const Shape& shape, double bytes,
+                   bool with_framework) {
+  double fixed = stack.library.per_collective_ns;
+  if (!with_framework || !stack.framework) return fixed;
+  const FrameworkSpec& f = *stack.framework;
+  fixed += f.per_collective_ns + f.cycle_ns / 2;
+  if (f.negotiation && shape.workers() > 1) {
+    // Readiness gathered to the coordinator and its decision broadcast: two binomial trees of
+    // small messages over the collective's link.
+    const LinkCost& link = flat_link(shape) == LinkClass::kIntra ? topo.intra : topo.inter;
+    fixed += 2.0 * ceil_log2(shape.workers()) * (link.alpha_ns + stack.library.per_message_ns);
+  }
+  if (f.host_copy_bandwidth > 0) fixed += 2.0 * bytes / f.host_copy_bandwidth * 1e9;
+  return fixed;
+}
+
+StackChoice make_choice(const StackSpec& stack, const Topology& topo, const std::string& algorithm,
+                        const StackProtocol* proto, double bytes, double fixed) {
+  StackChoice c;
+  c.algorithm = algorithm;
+  c.bytes = bytes;
+  double efficiency = 1;
+  if (proto != nullptr) {
+    c.protocol = proto->name;
+    efficiency = lookup(proto->efficiency, algorithm, 1.0);
+    if (algorithm == "tree") efficiency *= tree_correction(*proto, bytes);
+    fixed += lookup(proto->per_collective_ns, algorithm, 0.0);
+    c.protocol_message_intra_ns = proto->per_message_intra_ns;
+    c.protocol_message_inter_ns = proto->per_message_inter_ns;
+  }
+  c.protocol_efficiency = efficiency;
+  c.intra = stack_link(topo.intra, stack.library, proto, efficiency, LinkClass::kIntra);
+  c.inter = stack_link(topo.inter, stack.library, proto, efficiency, LinkClass::kInter);
+  c.fixed_ns = fixed;
+  auto scale = [](const LinkCost& stacked, const LinkCost& bare) {
+    return bare.beta_ns_per_byte > 0 ? stacked.beta_ns_per_byte / bare.beta_ns_per_byte : 1.0;
+  };
+  c.intra_scale = scale(c.intra, topo.intra);
+  c.inter_scale = scale(c.inter, topo.inter);
+  return c;
+}
+
+bool supports(const StackProtocol& p, const std::string& algorithm) {
+  for (const auto& [a, e] : p.efficiency) {
+    if (a == algorithm) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int stack_bytes_per_element(const StackSpec& stack, Precision precision) {
+  if (precision == Precision::kFp16 && stack.framework &&
+      stack.framework->mixed_precision_gradient_bytes > 0) {
+    return stack.framework->mixed_precision_gradient_bytes;
+  }
+  return bytes_per_element(precision);
+}
+
+StackChoice stack_choice(const StackSpec& stack, const Topology& topo, const Shape& shape,
+                         const std::string& algorithm, double bytes, bool with_framework) {
+  const double fixed = fixed_costs(stack, topo, shape, bytes, with_framework);
+  const LibrarySpec& lib = stack.library;
+  if (lib.kind != "nccl") {
+    std::string a = algorithm;
+    if (a == kAuto) a = rule_algorithm(call_rules(stack), shape.workers(), bytes);
+    DAGSGD_CHECK(!a.empty());  // validated tables cover every size and rank count
+    return make_choice(stack, topo, a, nullptr, bytes, fixed);
+  }
+  // NCCL: the cheapest algorithm and protocol (as its tuning does, with its own constants).
+  std::vector<std::string> candidates;
+  if (algorithm != kAuto) {
+    candidates = {algorithm};
+  } else if (shape.nodes <= 1 && !lib.one_node_algorithms.empty()) {
+    candidates = lib.one_node_algorithms;
+  } else {
+    candidates = lib.algorithms;
+  }
+  std::optional<StackChoice> best;
+  double best_cost = 0;
+  for (const auto& a : candidates) {
+    bool any = false;
+    for (const auto& p : lib.protocols) {
+      if (!supports(p, a)) continue;
+      any = true;
+      StackChoice c = make_choice(stack, topo, a, &p, bytes, fixed);
+      const double cost = stack_cost(c, shape, false);
+      if (!best || cost < best_cost) {
+        best = std::move(c);
+        best_cost = cost;
+      }
+    }
+    if (!any && algorithm != kAuto) {  // a formula the library has no protocol for
+      return make_choice(stack, topo, a, nullptr, bytes, fixed);
+    }
+  }
+  DAGSGD_CHECK(best.has_value());  // validated: at least one algorithm with a protocol
+  return *best;
+}
+
+double stack_cost(const StackChoice& choice, const Shape& shape, bool startup_only) {
+  auto plan = allreduce_plan(choice.algorithm, shape, choice.bytes);
+  DAGSGD_CHECK(plan.ok());
+  double total = choice.fixed_ns;
+  for (auto phase : *plan) {
+    const LinkCost& link = phase.link == LinkClass::kIntra ? choice.intra : choice.inter;
+    if (startup_only) phase = {phase.link, phase.messages, 0, 0, 0};
+    total += phase_cost(phase, link);
+  }
+  return total;
+}
+
 }  // namespace detail
 
 namespace {
@@ -250,10 +421,23 @@ class AnalyticalCommModel final : public CommModel {
   // cost monotone in the size.
   std::string algorithm_for(std::int64_t elements) const override {
     if (config_.topk > 0) return detail::kSparse;
+    if (config_.stack) return choice(elements).algorithm;
     if (config_.algorithm != detail::kAuto) return config_.algorithm;
     if (topo_.nodes <= 1 || tree_threshold_ <= 0) return "ring";
     return dense_cost("tree", elements, false) < dense_cost("ring", elements, false) ? "tree"
                                                                                      : "ring";
+  }
+
+  std::string protocol_for(std::int64_t elements) const override {
+    if (!config_.stack || config_.topk > 0 || topo_.workers() <= 1) return "";
+    return choice(elements).protocol;
+  }
+
+  // The stack's algorithm, protocol and links for a dense allreduce of `elements`.
+  detail::StackChoice choice(std::int64_t elements) const {
+    const double bytes = static_cast<double>(elements) *
+                         detail::stack_bytes_per_element(*config_.stack, config_.precision);
+    return detail::stack_choice(*config_.stack, topo_, shape_, config_.algorithm, bytes);
   }
 
  private:
@@ -268,8 +452,15 @@ class AnalyticalCommModel final : public CommModel {
       const double k = std::ceil(config_.topk * static_cast<double>(elements));
       Plan plan;
       detail::sparse_allgather(plan, shape_, k * (bytes_per_element(config_.precision) + 4));
+      if (config_.stack) {
+        // The library's links (ring, no protocol choice) and its per-collective costs.
+        const detail::StackChoice c = detail::stack_choice(
+            *config_.stack, topo_, shape_, "ring", k * (bytes_per_element(config_.precision) + 4));
+        return c.fixed_ns + price(plan, startup_only, &c);
+      }
       return price(plan, startup_only);
     }
+    if (config_.stack) return detail::stack_cost(choice(elements), shape_, startup_only);
     return dense_cost(algorithm_for(elements), elements, startup_only);
   }
 
@@ -279,10 +470,13 @@ class AnalyticalCommModel final : public CommModel {
     return price(*plan, startup_only);
   }
 
-  double price(const Plan& plan, bool startup_only) const {
+  double price(const Plan& plan, bool startup_only,
+               const detail::StackChoice* stack = nullptr) const {
     double total = 0;
     for (auto phase : plan) {
-      const LinkCost& link = phase.link == LinkClass::kIntra ? topo_.intra : topo_.inter;
+      const LinkCost& link = phase.link == LinkClass::kIntra
+                                 ? (stack != nullptr ? stack->intra : topo_.intra)
+                                 : (stack != nullptr ? stack->inter : topo_.inter);
       if (startup_only) phase = {phase.link, phase.messages, 0, 0, 0};
       total += detail::phase_cost(phase, link);
     }
@@ -457,9 +651,15 @@ Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
     return Error{"ps_servers must be >= 0, got " + std::to_string(config.ps_servers)};
   }
   const MeasuredAllreduce* curve = nullptr;
-  if ((measured || config.algorithm == detail::kAuto) && topo.workers() > 1) {
+  if ((measured || config.algorithm == detail::kAuto) && topo.workers() > 1 && !config.stack) {
     curve = measured_curve(topo);
   }
+  if (measured && config.stack) {
+    return Error{
+        "algorithm 'measured' prices from a fabric's measured curve; with a stack the "
+        "stack models the library: use 'auto' or a formula"};
+  }
+  if (config.stack) DAGSGD_TRY(validate_stack(*config.stack));
   if (measured) {
     if (config.topk > 0 || config.ps_servers > 0) {
       return Error{

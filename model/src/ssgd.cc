@@ -19,8 +19,20 @@ std::string OverlapPolicy::name() const {
       return "mgwfbp";
     case Kind::kBucket: {
       double mib = static_cast<double>(bucket_bytes) / (1024.0 * 1024.0);
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "bucket:%g", mib);
+      char buf[64];
+      if (first_bucket_bytes > 0) {
+        std::snprintf(buf, sizeof buf, "bucket:%g,%g", mib,
+                      static_cast<double>(first_bucket_bytes) / (1024.0 * 1024.0));
+      } else {
+        std::snprintf(buf, sizeof buf, "bucket:%g", mib);
+      }
+      return buf;
+    }
+    case Kind::kFusion: {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "fusion:%g,%g",
+                    static_cast<double>(bucket_bytes) / (1024.0 * 1024.0),
+                    static_cast<double>(cycle) / 1e6);
       return buf;
     }
   }
@@ -35,17 +47,40 @@ Expected<OverlapPolicy> parse_overlap(const std::string& s) {
     p.kind = OverlapPolicy::Kind::kWfbp;
   } else if (s == "mgwfbp") {
     p.kind = OverlapPolicy::Kind::kMgwfbp;
-  } else if (s.rfind("bucket:", 0) == 0) {
-    std::string num = s.substr(7);
-    char* end = nullptr;
-    double mib = std::strtod(num.c_str(), &end);
-    if (num.empty() || end == nullptr || *end != '\0' || !(mib > 0) || !std::isfinite(mib)) {
-      return Error{"overlap '" + s + "': the bucket size must be a positive number of MiB"};
+  } else if (s.rfind("bucket:", 0) == 0 || s.rfind("fusion:", 0) == 0) {
+    // bucket:MB[,FIRST_MB] or fusion:MB,CYCLE_MS
+    const bool fusion = s[0] == 'f';
+    std::string body = s.substr(7);
+    const auto comma = body.find(',');
+    std::string first = body.substr(0, comma);
+    std::string second = comma == std::string::npos ? "" : body.substr(comma + 1);
+    auto positive = [](const std::string& text, double& v) {
+      char* end = nullptr;
+      v = std::strtod(text.c_str(), &end);
+      return !text.empty() && end != nullptr && *end == '\0' && v > 0 && std::isfinite(v);
+    };
+    double mib = 0;
+    double other = 0;
+    if (!positive(first, mib)) {
+      return Error{"overlap '" + s + "': the " + (fusion ? "fusion" : "bucket") +
+                   " size must be a positive number of MiB"};
     }
-    p.kind = OverlapPolicy::Kind::kBucket;
+    if (fusion && !positive(second, other)) {
+      return Error{"overlap '" + s + "': expected fusion:MB,CYCLE_MS with a positive cycle"};
+    }
+    if (!fusion && comma != std::string::npos && !positive(second, other)) {
+      return Error{"overlap '" + s + "': the first bucket must be a positive number of MiB"};
+    }
+    p.kind = fusion ? OverlapPolicy::Kind::kFusion : OverlapPolicy::Kind::kBucket;
     p.bucket_bytes = std::llround(mib * 1024 * 1024);
+    if (fusion) {
+      p.cycle = std::llround(other * 1e6);
+    } else if (comma != std::string::npos) {
+      p.first_bucket_bytes = std::llround(other * 1024 * 1024);
+    }
   } else {
-    return Error{"unknown overlap policy '" + s + "' (valid: none, wfbp, mgwfbp, bucket:MB)"};
+    return Error{"unknown overlap policy '" + s +
+                 "' (valid: none, wfbp, mgwfbp, bucket:MB[,FIRST_MB], fusion:MB,CYCLE_MS)"};
   }
   return p;
 }
@@ -107,11 +142,39 @@ std::vector<GradientGroup> make_groups(const std::vector<LayerTime>& layers,
         if (!has_params(l)) continue;
         if (last < 0) last = l;
         bytes += layers[static_cast<std::size_t>(l)].param_elements * 4;
-        if (bytes >= policy.bucket_bytes) {
+        const Bytes cap = groups.empty() && policy.first_bucket_bytes > 0
+                              ? policy.first_bucket_bytes
+                              : policy.bucket_bytes;
+        if (bytes >= cap) {
           groups.push_back(make_group(layers, l, last, comm));
           last = -1;
           bytes = 0;
         }
+      }
+      if (last >= 0) groups.push_back(make_group(layers, lowest_param, last, comm));
+      break;
+    }
+    case OverlapPolicy::Kind::kFusion: {
+      // A background thread wakes every cycle and fuses the gradients that became ready since
+      // (in order, from the output side) into groups of at most bucket_bytes of fp32; one
+      // larger gradient goes alone (Horovod's tensor fusion).
+      const std::vector<Nanos> b_end = backward_ends(layers);
+      const Nanos cycle = std::max<Nanos>(1, policy.cycle);
+      auto window = [&](int l) { return (b_end[static_cast<std::size_t>(l)] + cycle - 1) / cycle; };
+      int last = -1;
+      int first = -1;  // the group's lowest layer so far: its backward ends last
+      Bytes bytes = 0;
+      for (int l = n - 1; l >= 0; --l) {
+        if (!has_params(l)) continue;
+        const Bytes b = layers[static_cast<std::size_t>(l)].param_elements * 4;
+        if (last >= 0 && (window(l) != window(first) || bytes + b > policy.bucket_bytes)) {
+          groups.push_back(make_group(layers, first, last, comm));
+          last = -1;
+          bytes = 0;
+        }
+        if (last < 0) last = l;
+        first = l;
+        bytes += b;
       }
       if (last >= 0) groups.push_back(make_group(layers, lowest_param, last, comm));
       break;

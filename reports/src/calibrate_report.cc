@@ -83,4 +83,103 @@ std::string calibration_json(const sim::LogCalibration& c, const std::vector<std
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+// What the fit found, in the file's units.
+std::string fitted_summary(const sim::StackLogCalibration& c) {
+  using model::fmt;
+  const auto& fit = c.fit;
+  const auto& lib = fit.stack.library;
+  std::string out =
+      fmt("per-message software cost %.2f us beyond the link's", fit.per_message_ns / 1e3) +
+      fmt(" %.2f us\n", model::to_micros(c.link.latency));
+  const double gbps = fit.library_bandwidth / kBytesPerSecPerGbps;
+  const double link = fit.link_bandwidth / kBytesPerSecPerGbps;
+  if (lib.bandwidth_limit == "connection") {
+    out += fit.capped ? fmt("per-connection limit %.3f Gbit/s",
+                            lib.connection_bandwidth / kBytesPerSecPerGbps) +
+                            " x " + std::to_string(lib.connections) + " connection(s)" +
+                            fmt(" (the link spec allows %.3f Gbit/s)\n", link)
+                      : fmt("no per-connection limit below the link's %.3f Gbit/s\n", link);
+  } else {
+    out += fmt("bandwidth efficiency %.3f", lib.efficiency) +
+           fmt(" (%.3f Gbit/s", std::min(gbps, link)) + fmt(" of the link's %.3f)\n", link);
+  }
+  if (lib.eager_limit > 0) {
+    out += fmt("eager/rendezvous step: messages above %.0f bytes",
+               static_cast<double>(lib.eager_limit)) +
+           fmt(" pay %.2f us more\n", lib.rendezvous_ns / 1e3);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string stack_calibration_text(const sim::StackLogCalibration& c,
+                                   const std::string& written_to) {
+  using model::fmt;
+  const auto& fit = c.fit;
+  std::string out =
+      "calibrate: " + c.sizes + "; stack '" + fit.stack.name + "' (" + fit.stack.library.name +
+      ") on the " + fit.link_class + "-node link '" + c.link.name + "'; " +
+      (c.max ? "Max Latency(us) column (the slowest rank)" : "average latency") + "\n";
+  out += fitted_summary(c);
+  out += fmt("residuals: rms relative %.2f%%", fit.rms_relative * 100) +
+         fmt(", max relative %.2f%%", fit.max_relative_error * 100) +
+         fmt(" at %.0f bytes", static_cast<double>(fit.max_error_bytes)) + " (" +
+         std::to_string(fit.iterations) + " fit(s) until the algorithm choices were stable)\n";
+  char line[200];
+  std::snprintf(line, sizeof line, "\n%5s %12s %-20s %14s %14s %9s\n", "ranks", "bytes",
+                "algorithm", "measured_us", "fitted_us", "error");
+  out += line;
+  for (const auto& p : fit.points) {
+    std::snprintf(line, sizeof line, "%5d %12lld %-20s %14.2f %14.2f %8.2f%%\n", p.ranks,
+                  static_cast<long long>(p.bytes), p.algorithm.c_str(), p.measured_ns / 1e3,
+                  p.fitted_ns / 1e3, p.relative_error * 100);
+    out += line;
+  }
+  out += "\nstack file (use with --stack FILE on predict, whatif and replay):\n" +
+         model::stack_to_json(fit.stack) + "\n";
+  if (!written_to.empty()) out += "wrote '" + written_to + "'\n";
+  return out;
+}
+
+std::string stack_calibration_json(const sim::StackLogCalibration& c,
+                                   const std::vector<std::string>& logs,
+                                   const std::string& written_to) {
+  const auto& fit = c.fit;
+  const auto& lib = fit.stack.library;
+  nlohmann::ordered_json j;
+  j["logs"] = logs;
+  j["benchmark"] = c.benchmark;
+  j["ranks"] = c.ranks;
+  j["statistic"] = c.max ? "max" : "avg";
+  j["link"] = c.link.name;
+  j["link_class"] = fit.link_class;
+  j["link_gbps"] = fit.link_bandwidth / kBytesPerSecPerGbps;
+  j["link_latency_us"] = model::to_micros(c.link.latency);
+  j["per_message_us"] = fit.per_message_ns / 1e3;
+  j["bandwidth_limit"] = lib.bandwidth_limit;
+  j["connection_gbps"] = lib.connection_bandwidth / kBytesPerSecPerGbps;
+  j["efficiency"] = lib.efficiency;
+  j["eager_limit_bytes"] = lib.eager_limit;
+  j["rendezvous_us"] = lib.rendezvous_ns / 1e3;
+  j["rms_relative_error"] = fit.rms_relative;
+  j["max_relative_error"] = fit.max_relative_error;
+  j["max_error_bytes"] = fit.max_error_bytes;
+  j["iterations"] = fit.iterations;
+  auto& pts = j["points"] = nlohmann::ordered_json::array();
+  for (const auto& p : fit.points) {
+    pts.push_back({{"ranks", p.ranks},
+                   {"bytes", p.bytes},
+                   {"algorithm", p.algorithm},
+                   {"measured_us", p.measured_ns / 1e3},
+                   {"fitted_us", p.fitted_ns / 1e3},
+                   {"relative_error", p.relative_error}});
+  }
+  j["stack"] = nlohmann::ordered_json::parse(model::stack_to_json(fit.stack));
+  if (!written_to.empty()) j["written_to"] = written_to;
+  return j.dump(2) + "\n";
+}
+
 }  // namespace dagsgd::reports

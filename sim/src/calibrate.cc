@@ -121,10 +121,13 @@ std::vector<model::MeasuredAllreduce> measured_curves(const std::vector<Benchmar
   return out;
 }
 
-Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
-                                        const EntrySettings& settings) {
+namespace {
+
+// The logs' series, and what the reports say about them (`out`'s ranks, sizes, benchmark, max).
+template <typename Calibration>
+Expected<std::vector<model::TimingSeries>> gather(const std::vector<BenchmarkLog>& logs,
+                                                  Calibration& out) {
   if (logs.empty()) return Error{"calibrate: no benchmark logs"};
-  LogCalibration out;
   std::vector<model::TimingSeries> series;
   for (const auto& l : logs) {
     if (l.series.ranks < 2) return Error{"log '" + l.path + "': its rank count is not known"};
@@ -141,10 +144,20 @@ Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
     series.push_back(l.series);
   }
   out.max = logs.front().max;
+  return series;
+}
+
+}  // namespace
+
+Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
+                                        const EntrySettings& settings) {
+  LogCalibration out;
+  auto series = gather(logs, out);
+  if (!series) return series.error();
   model::CalibrationOptions options;
   options.algorithm = settings.algorithm;
   options.fit_step = settings.fit_step;
-  auto fit = model::calibrate_allreduce(series, options);
+  auto fit = model::calibrate_allreduce(*series, options);
   const std::string where = logs.size() == 1 ? "log '" + logs.front().path + "'" : "logs";
   if (!fit) return model::with_context(where, fit.error());
   out.fit = std::move(*fit);
@@ -166,6 +179,41 @@ Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
   if (!fabric) return model::with_context(where, fabric.error());
   out.fabric = std::move(*fabric);
   if (settings.keep_measured) out.fabric.measured_allreduce = measured_curves(logs);
+  return out;
+}
+
+Expected<StackLogCalibration> calibrate_stack_logs(const std::vector<BenchmarkLog>& logs,
+                                                   const model::FabricSpec& intra,
+                                                   const model::FabricSpec& inter,
+                                                   const model::StackSpec& base,
+                                                   const StackSettings& settings) {
+  StackLogCalibration out;
+  auto series = gather(logs, out);
+  if (!series) return series.error();
+  model::StackCalibrationOptions options;
+  options.setup = settings.setup;
+  options.fit_step = settings.fit_step;
+  auto fit = model::calibrate_stack(*series, model::LinkCost::from_fabric(intra),
+                                    model::LinkCost::from_fabric(inter), base, options);
+  const std::string where = logs.size() == 1 ? "log '" + logs.front().path + "'" : "logs";
+  if (!fit) return model::with_context(where, fit.error());
+  out.fit = std::move(*fit);
+  out.link = out.fit.link_class == "inter" ? inter : intra;
+  model::StackSpec& s = out.fit.stack;
+  s.name = settings.name.empty() ? base.name + "-calibrated" : settings.name;
+  const std::string on = "link '" + out.link.name + "' (" +
+                         model::fmt("%.4g", out.link.achievable_bandwidth * 8 / 1e9) + " Gbit/s, " +
+                         model::fmt("%.3g", model::to_micros(out.link.latency)) + " us)";
+  s.description = (settings.description.empty() ? base.description : settings.description) +
+                  "; library calibrated on " + on + " from " + out.sizes + ", " + out.benchmark +
+                  (out.max ? ", max latency" : "");
+  const std::string source = "transfer calibration on " + on + ": " + settings.command +
+                             " (rms relative error " +
+                             model::fmt("%.1f", out.fit.rms_relative * 100) + "%, max " +
+                             model::fmt("%.1f", out.fit.max_relative_error * 100) + "%)";
+  for (auto& [field, src] : s.sources) {
+    if (src == "transfer calibration") src = source;
+  }
   return out;
 }
 

@@ -146,7 +146,7 @@ model::Expected<CommModelInfo> choose_comm_model(const TraceDag& td, const Repla
     info.algorithm = options.algorithm;
     // "auto": what the trace says (NCCL's kernel names), unless the target fabric carries
     // measured latencies: those already are what the library does there.
-    if (info.algorithm == "auto" && !td.traced_algorithm.empty() &&
+    if (info.algorithm == "auto" && !td.traced_algorithm.empty() && !options.stack &&
         options.target->intra.measured.empty() && options.target->inter.measured.empty()) {
       info.algorithm = td.traced_algorithm;
     }
@@ -212,6 +212,7 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
     }
     model::ExchangeConfig cfg;
     cfg.algorithm = info.algorithm;
+    if (info.source == CommSource::kFabric) cfg.stack = options.stack;
     auto m = model::make_comm_model(topo, cfg);
     if (!m) return m.error();
     auto* raw = m->get();

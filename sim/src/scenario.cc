@@ -96,7 +96,25 @@ Expected<Exchange> resolve_exchange(const ExchangeSpec& spec) {
   Exchange e;
   DAGSGD_TRY(model::collective_algorithms().check(spec.algorithm));
   e.algorithm = spec.algorithm;
-  auto overlap = model::parse_overlap(spec.overlap);
+  if (!spec.stack.empty()) {
+    auto stack = model::load_stack(spec.stack);
+    if (!stack) return stack.error();
+    if (spec.algorithm == model::kMeasuredAlgorithm) {
+      return Error{"algorithm 'measured' uses a fabric's measured curve, stack '" + stack->name +
+                   "' models the library itself: use auto or a formula with --stack"};
+    }
+    e.stack = std::make_shared<const model::StackSpec>(std::move(*stack));
+  }
+  std::string overlap_name = spec.overlap;
+  if (overlap_name == kFrameworkOverlap) {
+    if (!e.stack || !e.stack->framework || e.stack->framework->grouping.empty()) {
+      return Error{
+          "overlap 'framework' takes the gradient grouping of a stack's framework; " +
+          (e.stack ? "stack '" + e.stack->name + "' sets none" : std::string("no stack given"))};
+    }
+    overlap_name = e.stack->framework->grouping;
+  }
+  auto overlap = model::parse_overlap(overlap_name);
   if (!overlap) return overlap.error();
   e.overlap = *overlap;
   auto precision = model::parse_precision(spec.precision);
@@ -235,6 +253,7 @@ Expected<PredictRequest> NetworkWorkload::request(const Scenario& s) const {
   r.exchange.algorithm = s.exchange.algorithm;
   r.exchange.precision = precision;
   r.exchange.topk = s.exchange.topk;
+  r.exchange.stack = s.exchange.stack;
   r.easgd = easgd_;
   r.topology = s.hardware.topology();
   r.cluster = s.hardware.cluster;
@@ -290,6 +309,12 @@ Description NetworkWorkload::describe(const Scenario& s) const {
       {"prefetch", spec_.prefetch ? "on" : "off"},
       {"compute", compute},
   };
+  if (s.exchange.stack) {
+    const model::StackSpec& st = *s.exchange.stack;
+    std::string what = st.name + " (" + st.library.name;
+    if (st.framework) what += "; " + st.framework->name;
+    d.insert(d.begin() + 7, {"stack", what + ")"});
+  }
   if (h.cluster) {
     const auto& c = *h.cluster;
     d.insert(d.begin() + 6, {{"topology", c.node_type().name + " x " + std::to_string(c.nodes()) +
@@ -346,6 +371,7 @@ Expected<PredictResult> TracedWorkload::evaluate(const Scenario& s, bool keep_ti
   ro.comm = CommMode::kModeled;
   ro.algorithm = s.exchange.algorithm;
   ro.target = s.hardware.topology();
+  ro.stack = s.exchange.stack;
   ro.cluster = s.hardware.cluster;
   auto r = replay_trace(dag_, ro);
   if (!r) return r.error();
@@ -366,6 +392,7 @@ Description TracedWorkload::describe(const Scenario& s) const {
       w.emplace_back("measured iteration", model::fmt("%.3f ms", m.iterations.mean_s * 1e3));
   }
   w.emplace_back("batch per rank", std::to_string(batch_));
+  if (s.exchange.stack) w.emplace_back("stack", s.exchange.stack->name);
   w.emplace_back("GPUs per node", std::to_string(s.hardware.gpus_per_node));
   w.emplace_back("compute", "as traced (replayed by 'dagsgd replay' on each target fabric)");
   return w;

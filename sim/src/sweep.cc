@@ -118,6 +118,7 @@ Expected<std::vector<SweepPoint>> expand_grid(const SweepGrid& grid,
               s.overlap = o;
               s.precision = p;
               s.topk = k;
+              s.stack = grid.stack;
               s.topology = grid.topology;
               s.cluster_network = grid.cluster_network;
               s.network_model = grid.network_model;

@@ -110,6 +110,29 @@ TEST(ReplayMpi, MeasuredCurveAndItsSlowestRankReachTheReplay) {
   fs::remove_all(dir);
 }
 
+// A software stack on the target fabric: Open MPI's in-place MPI_Iallreduce is libnbc's
+// binomial reduce + broadcast (twice the ring's bytes at 2 ranks) with a per-message cost, so the
+// same run replays slower than on the bare links; without a target --stack is refused.
+TEST(ReplayMpi, StackOnATargetFabric) {
+  const std::string dir = traced_run("dagsgd-replay-mpi-stack", 10);
+  ASSERT_FALSE(dir.empty());
+  auto predicted = [&](const std::string& extra) {
+    auto r = run_cli("replay --json " + dir + " --intra 10gbe --inter 10gbe" + extra);
+    EXPECT_EQ(r.code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_EQ(j["comm"]["source"], "fabric") << r.out;
+    return j["predicted_iteration_s"].get<double>();
+  };
+  const double bare = predicted("");
+  const double stacked = predicted(" --stack openmpi-4.1-tcp");
+  EXPECT_GT(stacked, bare);
+  auto no_target = run_cli("replay --json " + dir + " --stack openmpi-4.1-tcp");
+  EXPECT_EQ(no_target.code, 2) << no_target.out;
+  EXPECT_NE(no_target.err.find("--stack applies to a target fabric"), std::string::npos)
+      << no_target.err;
+  fs::remove_all(dir);
+}
+
 // The flow-level tier: without shared links it agrees with the closed forms, from a spec and
 // from a measured curve alike, and it names the links the collectives loaded.
 TEST(ReplayMpi, FlowTierAgreesWithoutSharingAndNamesTheBusiestLinks) {

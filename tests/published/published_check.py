@@ -53,7 +53,7 @@ def validate():
 def broken_copy(dst, source, mutate):
     """A datasets folder holding the catalogs, the networks and one mutated source file."""
     shutil.rmtree(dst, ignore_errors=True)
-    for sub in ("hardware", "networks"):
+    for sub in ("hardware", "networks", "stacks"):
         shutil.copytree(os.path.join(DATA, sub), os.path.join(dst, sub))
     os.makedirs(os.path.join(dst, "published", source))
     with open(os.path.join(DATA, "published", source, source + ".json"), encoding="utf-8") as f:

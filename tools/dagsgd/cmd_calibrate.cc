@@ -1,5 +1,6 @@
 // `dagsgd calibrate LOG`: fits a link's alpha, beta and eager/rendezvous step to an allreduce
-// micro-benchmark log and prints (or writes) a fabric entry for --fabric-file.
+// micro-benchmark log and prints (or writes) a fabric entry for --fabric-file; with --stack, fits
+// the software stack's parameters on a known link instead (transfer calibration).
 #include <string>
 #include <vector>
 
@@ -7,6 +8,7 @@
 #include "dagsgd/model/format.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/registry.h"
+#include "dagsgd/model/stack.h"
 #include "dagsgd/reports/calibrate_report.h"
 #include "dagsgd/sim/calibrate.h"
 
@@ -27,6 +29,14 @@ struct CalibrateFlags {
   bool json = false;
   std::string out;
   bool force = false;
+  // Transfer calibration.
+  std::string stack;
+  std::string link;
+  std::string fabric_file;
+  int ranks_per_node = 1;
+  std::string call = "allreduce";
+  const CLI::App* app = nullptr;
+  bool given(const char* flag) const { return app != nullptr && app->count(flag) > 0; }
 };
 
 // The command that reproduces this fit, for the entry's source field.
@@ -40,7 +50,46 @@ std::string command_line(const CalibrateFlags& f, const std::vector<int>& ranks)
   return cmd;
 }
 
+// The same for a transfer calibration.
+std::string stack_command_line(const CalibrateFlags& f, const std::vector<int>& ranks) {
+  std::string cmd = "dagsgd calibrate";
+  for (const auto& log : f.logs) cmd += " " + log;
+  if (ranks.size() == 1) cmd += " --ranks " + std::to_string(ranks.front());
+  cmd += " --link " + f.link + " --stack " + f.stack + " --call " + f.call;
+  if (f.ranks_per_node != 1) cmd += " --ranks-per-node " + std::to_string(f.ranks_per_node);
+  if (f.statistic != "auto") cmd += " --statistic " + f.statistic;
+  if (f.no_step) cmd += " --no-step";
+  return cmd;
+}
+
+model::Expected<void> check_stack_flags(const CalibrateFlags& f) {
+  if (f.link.empty()) {
+    return model::Error{
+        "calibrate: --stack needs --link, the fabric the benchmark crossed (its rate and "
+        "latency are known; the stack is what the log adds to them)"};
+  }
+  for (const char* flag : {"--algorithm", "--scope", "--nominal-gbps", "--no-measured"}) {
+    if (f.given(flag)) {
+      return model::Error{std::string("calibrate: ") + flag +
+                          " applies to a fabric fit, not to a stack fit (--stack)"};
+    }
+  }
+  const model::NameRegistry calls("call", {"allreduce", "iallreduce", "iallreduce_in_place"});
+  if (auto ok = calls.check(f.call); !ok) return model::with_context("--call", ok.error());
+  return model::ok();
+}
+
 model::Expected<void> check_flags(const CalibrateFlags& f) {
+  if (!f.stack.empty()) {
+    if (auto ok = check_stack_flags(f); !ok) return ok;
+  } else {
+    for (const char* flag : {"--link", "--call", "--ranks-per-node", "--fabric-file"}) {
+      if (f.given(flag)) {
+        return model::Error{std::string("calibrate: ") + flag +
+                            " applies to a stack fit: give --stack NAME|FILE"};
+      }
+    }
+  }
   const model::NameRegistry algorithms("algorithm", model::calibration_algorithm_names());
   if (!algorithms.contains(f.algorithm)) {
     return model::Error{"calibrate: unknown --algorithm '" + f.algorithm +
@@ -108,7 +157,41 @@ model::Expected<std::vector<sim::BenchmarkLog>> read_logs(const CalibrateFlags& 
 
 constexpr const char* kHelp =
     "Fit a link's alpha, beta and eager/rendezvous step to an allreduce micro-benchmark log "
-    "(OSU or nccl-tests) and print a fabric entry for --fabric-file";
+    "(OSU or nccl-tests) and print a fabric entry for --fabric-file; with --stack and --link, "
+    "fit the software stack above a known link and print a stack file for --stack";
+
+int run_stack_calibration(const CalibrateFlags& f, const std::vector<sim::BenchmarkLog>& logs,
+                          const std::vector<int>& ranks) {
+  auto base = model::load_stack(f.stack);
+  if (!base) return report_error(base.error().message);
+  auto catalog = model::HardwareCatalog::load_default();
+  if (!catalog) return report_error(catalog.error().message, kExitFailure);
+  if (!f.fabric_file.empty()) {
+    if (auto added = catalog->add_fabric_file(f.fabric_file); !added) {
+      return report_error(added.error().message);
+    }
+  }
+  auto link = catalog->fabric(f.link);
+  if (!link) return report_error(model::with_context("--link", link.error()).message);
+  sim::StackSettings settings;
+  settings.setup.ranks_per_node = f.ranks_per_node;
+  settings.setup.call = f.call;
+  settings.fit_step = !f.no_step;
+  settings.name = f.name;
+  settings.description = f.description;
+  settings.command = stack_command_line(f, ranks);
+  // Only the link the benchmark crossed prices its algorithms (calibrate_stack refuses a layout
+  // whose algorithm uses both), so it stands for both classes.
+  auto c = sim::calibrate_stack_logs(logs, *link, *link, *base, settings);
+  if (!c) return report_error(c.error().message);
+  if (!f.out.empty()) {
+    auto w = model::write_file(f.out, model::stack_to_json(c->fit.stack) + "\n", f.force);
+    if (!w) return report_error(w.error().message);
+  }
+  print(f.json ? reports::stack_calibration_json(*c, f.logs, f.out)
+               : reports::stack_calibration_text(*c, f.out));
+  return kExitOk;
+}
 
 int run_calibrate(const CalibrateFlags& f) {
   if (auto ok = check_flags(f); !ok) return report_error(ok.error().message);
@@ -116,6 +199,7 @@ int run_calibrate(const CalibrateFlags& f) {
   if (!logs) return report_error(logs.error().message);
   std::vector<int> ranks;
   for (const auto& l : *logs) ranks.push_back(l.series.ranks);
+  if (!f.stack.empty()) return run_stack_calibration(f, *logs, ranks);
   sim::EntrySettings settings;
   settings.algorithm = f.algorithm;
   settings.fit_step = !f.no_step;
@@ -146,6 +230,7 @@ int run_calibrate(const CalibrateFlags& f) {
 
 void add_calibrate(CLI::App& root, Action& action) {
   auto [cmd, flags] = add_command<CalibrateFlags>(root, action, "calibrate", kHelp, run_calibrate);
+  flags->app = cmd;
   cmd->add_option("logs", flags->logs,
                   "benchmark logs (OSU '# Size Avg Latency(us)' or nccl-tests); several logs "
                   "(one per rank count) are fitted together")
@@ -174,8 +259,26 @@ void add_calibrate(CLI::App& root, Action& action) {
       "--no-measured", flags->no_measured,
       "leave the log's latencies out of the entry (by default they are kept as "
       "'allreduce_measured' and price allreduces of that rank count in place of the fit)");
+  cmd->add_option("--stack", flags->stack,
+                  "transfer calibration: fit this software stack's library parameters (" +
+                      model::bundled_stacks().list() +
+                      ", or a stack file) on the known --link and write a stack file for "
+                      "--stack FILE on predict, whatif and replay (docs/communication.md)");
+  cmd->add_option("--link", flags->link,
+                  "with --stack: the fabric the benchmark crossed (a catalog name, or one of "
+                  "--fabric-file)");
+  cmd->add_option("--fabric-file", flags->fabric_file, "with --stack: extra fabric definitions")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--ranks-per-node", flags->ranks_per_node,
+                  "with --stack: the benchmark's ranks per node (default 1: every rank on its "
+                  "own node; equal to the rank count: one node)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--call", flags->call,
+                  "with --stack: the call the benchmark timed: allreduce (OSU osu_allreduce, "
+                  "nccl-tests; default), iallreduce, iallreduce_in_place");
   cmd->add_flag("--json", flags->json, "print the fit, residuals and entry as JSON");
-  cmd->add_option("--out", flags->out, "write the fabric entry to this file");
+  cmd->add_option("--out", flags->out,
+                  "write the fabric entry (with --stack: the stack file) to this file");
   cmd->add_flag("--force", flags->force, "let --out replace an existing file");
 }
 

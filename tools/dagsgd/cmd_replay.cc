@@ -38,6 +38,9 @@ model::Expected<void> check_flags(const ReplayFlags& o) {
         "--algorithm applies to a target fabric (--intra/--inter); the run's own calibration "
         "uses the ring formula"};
   }
+  if (!t.exchange.stack.empty() && !target) {
+    return model::Error{"--stack applies to a target fabric (--intra/--inter)"};
+  }
   if (auto known = model::collective_algorithms().check(t.exchange.algorithm); !known) {
     return model::with_context("--algorithm", known.error());
   }
@@ -95,6 +98,11 @@ int run_replay(const ReplayFlags& o) {
       ro.target->gpus_per_node = 0;
     }
     ro.cluster = hw->cluster;
+    if (!o.target.exchange.stack.empty()) {
+      auto e = sim::resolve_exchange(o.target.exchange);
+      if (!e) return report_error(e.error().message);
+      ro.stack = e->stack;
+    }
   } else if (!o.target.hardware.topology.empty() || o.target.hardware.network_model == "flow") {
     return report_error(
         "--topology and --network-model flow replay onto a target fabric: give "

@@ -95,6 +95,7 @@ std::string command_line(const WhatifOptions& o, const sim::SweepGrid& g) {
     if (n.sync != "bsp") c += " --sync " + n.sync;
   }
   if (!f.fabric_file.empty()) c += " --fabric-file " + f.fabric_file;
+  if (!g.stack.empty()) c += " --stack " + g.stack;
   if (!f.hardware.topology.empty()) c += " --topology " + f.hardware.topology;
   if (f.given("--cluster-network")) c += " --cluster-network " + f.hardware.cluster_network;
   if (f.given("--network-model")) c += " --network-model " + f.hardware.network_model;

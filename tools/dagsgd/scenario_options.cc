@@ -5,6 +5,10 @@ namespace dagsgd::tools {
 
 namespace {
 
+const char* const kOverlapHelp =
+    "none, wfbp, mgwfbp, bucket:MB[,FIRST_MB] (PyTorch DDP), fusion:MB,CYCLE_MS (Horovod), or "
+    "framework (the --stack framework's grouping; the default with such a stack)";
+
 const char* const kNetworkHelp =
     "Bundled network name (alexnet, googlenet, resnet50, vgg16, bert-base, ...) or a network "
     "definition file";
@@ -98,6 +102,26 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
   app.add_option("--fabric-file", f.fabric_file,
                  "Extra fabric definitions (e.g. from 'dagsgd calibrate --out')")
       ->check(CLI::ExistingFile);
+  app.add_option(
+      "--stack", sweep ? f.grid.stack : f.exchange.stack,
+      "Software stack above the links (" + model::bundled_stacks().list() +
+          ", or a stack file, e.g. from 'dagsgd calibrate --stack S --link F --out'): the "
+          "library's algorithm choice and costs and the framework's grouping "
+          "(docs/communication.md)");
+  if (use != ScenarioUse::kReplay) {
+    // Without --overlap, a stack whose framework groups gradients sets the grouping.
+    app.parse_complete_callback([&f, sweep] {
+      const std::string& name = sweep ? f.grid.stack : f.exchange.stack;
+      if (name.empty() || f.given("--overlap")) return;
+      auto stack = model::load_stack(name);  // a bad name fails later, with its message
+      if (!stack || !stack->framework || stack->framework->grouping.empty()) return;
+      if (sweep) {
+        f.grid.overlaps = {sim::kFrameworkOverlap};
+      } else {
+        f.exchange.overlap = sim::kFrameworkOverlap;
+      }
+    });
+  }
   const std::string algorithms = model::collective_algorithms().list();
   if (sweep) {
     app.add_option("--fabrics", f.grid.fabrics,
@@ -111,7 +135,7 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
     app.add_option("--algorithms", f.grid.algorithms, "Collective algorithms: " + algorithms)
         ->delimiter(',')
         ->capture_default_str();
-    app.add_option("--overlap", f.grid.overlaps, "Overlap policies: none, wfbp, mgwfbp, bucket:MB")
+    app.add_option("--overlap", f.grid.overlaps, std::string("Overlap policies: ") + kOverlapHelp)
         ->delimiter(',')
         ->capture_default_str();
     app.add_option("--precision", f.grid.precisions, "Gradient precisions: fp32, fp16")
@@ -132,8 +156,7 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
                      : "Collective algorithm: " + algorithms)
       ->capture_default_str();
   if (use == ScenarioUse::kReplay) return;
-  app.add_option("--overlap", f.exchange.overlap, "none, wfbp, mgwfbp or bucket:MB")
-      ->capture_default_str();
+  app.add_option("--overlap", f.exchange.overlap, kOverlapHelp)->capture_default_str();
   app.add_option("--precision", f.exchange.precision,
                  "Gradient precision on the wire and compute: fp32, fp16")
       ->capture_default_str();

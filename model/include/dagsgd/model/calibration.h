@@ -8,6 +8,7 @@
 #include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/expected.h"
 #include "dagsgd/model/hardware.h"
+#include "dagsgd/model/stack.h"
 #include "dagsgd/model/units.h"
 
 namespace dagsgd::model {
@@ -36,6 +37,7 @@ struct PointFit {
   double fitted_ns = 0;
   double relative_error = 0;  // (fitted - measured) / measured
   int ranks = 0;
+  std::string algorithm;  // stack calibration: the algorithm (and "/protocol") the stack used
 };
 
 struct CalibrationResult {
@@ -73,5 +75,57 @@ Expected<FabricSpec> fabric_from_calibration(const CalibrationResult& fit, const
                                              const std::string& scope,
                                              const std::string& description,
                                              const std::string& source, double nominal = 0);
+
+// ---------------------------------------------------------------------------------------------
+// Transfer calibration: the stack separated from the link (docs/communication.md).
+
+// The layout and call of a benchmark run.
+struct BenchmarkSetup {
+  int ranks_per_node = 1;  // 1: every rank on its own node (the inter link); p: one node
+  // The call the benchmark times: "allreduce" (OSU osu_allreduce, nccl-tests), "iallreduce",
+  // "iallreduce_in_place" (dagsgd-allreduce-bench --nonblocking [--in-place]).
+  std::string call = "allreduce";
+};
+
+// The latency the stack gives a p-rank allreduce of `bytes` per rank on these links (the
+// library only: a micro-benchmark has no framework), and the algorithm/protocol it uses.
+struct BenchmarkTime {
+  double nanos = 0;
+  std::string algorithm;  // "ring", or "tree/LL128" for a library with protocols
+};
+Expected<BenchmarkTime> stack_benchmark_time(const StackSpec& stack, const LinkCost& intra,
+                                             const LinkCost& inter, const BenchmarkSetup& setup,
+                                             int ranks, double bytes);
+
+struct StackCalibrationOptions {
+  BenchmarkSetup setup;
+  bool fit_step = true;  // also look for an eager/rendezvous step (a protocol switch point)
+};
+
+struct StackCalibrationResult {
+  // The base stack with the fitted library values; sources of the fitted fields say
+  // "transfer calibration" (the caller appends how to reproduce it).
+  StackSpec stack;
+  std::string link_class;        // "inter" or "intra": the link the benchmark crossed
+  double per_message_ns = 0;     // the library's software cost beyond the link's alpha
+  double library_bandwidth = 0;  // bytes/s the library reached before protocol factors
+  double link_bandwidth = 0;     // bytes/s of the link spec
+  bool capped = false;           // the limit is a per-connection rate (else an efficiency)
+  std::vector<PointFit> points;
+  double rms_relative = 0;
+  double max_relative_error = 0;
+  Bytes max_error_bytes = 0;
+  int iterations = 0;  // fit, re-choose algorithms, refit: until the choices are stable
+};
+
+// Fits the library's per-message cost, its bandwidth limit (a per-connection rate when the
+// stack's library.bandwidth_limit says "connection", else an efficiency) and optionally an
+// eager/rendezvous step to the measured latencies, the links being known (a fabric spec: rate
+// and latency). The stack's own tables (or cost model) choose each point's algorithm; the fit
+// is redone until those choices no longer change. Relative least squares, values >= 0.
+Expected<StackCalibrationResult> calibrate_stack(const std::vector<TimingSeries>& series,
+                                                 const LinkCost& intra, const LinkCost& inter,
+                                                 const StackSpec& base,
+                                                 const StackCalibrationOptions& options);
 
 }  // namespace dagsgd::model

@@ -9,6 +9,7 @@
 #include "dagsgd/model/expected.h"
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/model/registry.h"
+#include "dagsgd/model/stack.h"
 #include "dagsgd/model/units.h"
 
 namespace dagsgd::model {
@@ -40,14 +41,19 @@ Expected<Precision> parse_precision(const std::string& s);
 int bytes_per_element(Precision p);
 
 struct ExchangeConfig {
-  // ring, tree (double binary tree), recursive_doubling, rabenseifner, ps (sharded parameter
-  // server), asa (alltoall-sum-allgather), hier (hierarchical), auto (by message size, as NCCL).
+  // ring, tree (double binary tree), recursive_doubling, rabenseifner, binomial (reduce then
+  // broadcast, binomial trees), ps (sharded parameter server), asa (alltoall-sum-allgather),
+  // hier (hierarchical), auto (by message size, as NCCL; with a stack: as the stack decides).
   std::string algorithm = "auto";
   Precision precision = Precision::kFp32;
   double topk = 0;  // 0: dense; else the fraction of gradient elements sent (values + indices)
   // ps only: 0 = one shard on every worker (colocated); s > 0 = s dedicated server nodes,
   // reached through the inter-node link.
   int ps_servers = 0;
+  // The software stack above the links (stack.h), or none: the formulas on the bare links.
+  // With a stack, "auto" is the stack's choice, every algorithm pays its per-message and
+  // per-collective costs and bandwidth limits, and measured curves are not used.
+  std::shared_ptr<const StackSpec> stack;
 };
 
 // One collective's time in three parts, for a simulator that runs several at once on one
@@ -75,6 +81,8 @@ class CommModel {
   virtual Nanos startup_latency() const = 0;
   // The algorithm actually used for a group of `elements` (resolves "auto").
   virtual std::string algorithm_for(std::int64_t elements) const = 0;
+  // The protocol of a stack that chooses one (NCCL's LL, LL128, Simple), else "".
+  virtual std::string protocol_for(std::int64_t /*elements*/) const { return ""; }
 };
 
 // With algorithm "auto" (or "measured"), a dense allreduce over one fabric whose link carries a

@@ -20,14 +20,19 @@ struct LayerTime {
   std::int64_t param_elements = 0;  // gradient elements this layer contributes
 };
 
-// How gradient aggregation overlaps backward: none, wfbp, mgwfbp, bucket:MB.
+// How gradient aggregation overlaps backward: none, wfbp, mgwfbp, bucket:MB[,FIRST_MB],
+// fusion:MB,CYCLE_MS.
 struct OverlapPolicy {
-  enum class Kind { kNone, kWfbp, kMgwfbp, kBucket };
+  enum class Kind { kNone, kWfbp, kMgwfbp, kBucket, kFusion };
   Kind kind = Kind::kWfbp;
-  Bytes bucket_bytes = 0;  // for kBucket
+  Bytes bucket_bytes = 0;        // kBucket: the cap of a bucket; kFusion: of a fused group
+  Bytes first_bucket_bytes = 0;  // kBucket: the first bucket's cap (0: bucket_bytes)
+  Nanos cycle = 0;               // kFusion: a background thread's cycle
   std::string name() const;
 };
-// "none", "wfbp", "mgwfbp", "bucket:25" (MiB of fp32 gradients, as PyTorch DDP's bucket_cap_mb).
+// "none", "wfbp", "mgwfbp", "bucket:25" (MiB of fp32 gradients, as PyTorch DDP's bucket_cap_mb),
+// "bucket:25,1" (a first bucket of 1 MiB, as DDP's), "fusion:64,5" (Horovod: gradients ready in
+// the same 5 ms cycle fused up to 64 MiB).
 Expected<OverlapPolicy> parse_overlap(const std::string& s);
 
 // A gradient group: layers [first, last] (forward indices) aggregated by one collective, issued

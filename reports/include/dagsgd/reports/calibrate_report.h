@@ -16,4 +16,12 @@ std::string calibration_text(const sim::LogCalibration& c, const std::string& al
 std::string calibration_json(const sim::LogCalibration& c, const std::vector<std::string>& logs,
                              const std::string& algorithm, const std::string& written_to);
 
+// A transfer calibration: the link, the fitted library values, residuals per point (with the
+// algorithm the stack used) and the stack file.
+std::string stack_calibration_text(const sim::StackLogCalibration& c,
+                                   const std::string& written_to);
+std::string stack_calibration_json(const sim::StackLogCalibration& c,
+                                   const std::vector<std::string>& logs,
+                                   const std::string& written_to);
+
 }  // namespace dagsgd::reports

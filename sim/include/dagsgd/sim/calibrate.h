@@ -66,4 +66,31 @@ struct LogCalibration {
 model::Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
                                                const EntrySettings& settings);
 
+// Transfer calibration: the logs were measured on a cluster whose links are known (fabric
+// specs); what the logs add to them is the stack's (docs/communication.md).
+struct StackSettings {
+  model::BenchmarkSetup setup;
+  bool fit_step = true;
+  std::string name;         // the fitted stack's name ("" = the base's + "-calibrated")
+  std::string description;  // "" = the base's, with what was fitted appended
+  std::string command;      // what reproduces the fit, for the fitted fields' sources
+};
+
+struct StackLogCalibration {
+  model::StackCalibrationResult fit;  // fit.stack is the fitted stack, named and sourced
+  model::FabricSpec link;             // the link the benchmark crossed
+  std::vector<int> ranks;             // per log
+  std::string sizes;                  // "266 sizes of 'a.log' (p=2), ..."
+  std::string benchmark;
+  bool max = false;
+};
+
+// `inter` is the link between nodes, `intra` inside one (the one the benchmark crossed is
+// fitted against; the other only prices algorithms that use it).
+model::Expected<StackLogCalibration> calibrate_stack_logs(const std::vector<BenchmarkLog>& logs,
+                                                          const model::FabricSpec& intra,
+                                                          const model::FabricSpec& inter,
+                                                          const model::StackSpec& base,
+                                                          const StackSettings& settings);
+
 }  // namespace dagsgd::sim

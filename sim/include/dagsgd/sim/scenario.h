@@ -14,6 +14,7 @@
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/model/network.h"
 #include "dagsgd/model/ssgd.h"
+#include "dagsgd/model/stack.h"
 #include "dagsgd/model/topology.h"
 #include "dagsgd/sim/predict.h"
 #include "dagsgd/sim/trace_replay.h"
@@ -54,10 +55,16 @@ struct HardwareSpec {
 
 struct ExchangeSpec {
   std::string algorithm = "auto";  // a model::collective_algorithms() name
-  std::string overlap = "wfbp";    // none, wfbp, mgwfbp, bucket:MB
+  // none, wfbp, mgwfbp, bucket:MB[,FIRST_MB], fusion:MB,CYCLE_MS, or framework (the stack's
+  // framework grouping)
+  std::string overlap = "wfbp";
   std::string precision = "fp32";  // fp32, fp16
   double topk = 0;                 // fraction of gradient elements sent; 0 = dense
+  std::string stack;               // a software stack (bundled name or file); "" = none
 };
+
+// The overlap policy that stands for the stack framework's grouping.
+inline constexpr const char* kFrameworkOverlap = "framework";
 
 struct Hardware {
   int nodes = 1;
@@ -76,6 +83,7 @@ struct Exchange {
   model::Precision precision = model::Precision::kFp32;
   std::string precision_name = "fp32";
   double topk = 0;
+  std::shared_ptr<const model::StackSpec> stack;  // nullptr: the formulas on the bare links
 };
 
 struct Scenario {

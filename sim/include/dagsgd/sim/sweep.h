@@ -26,7 +26,8 @@ struct SweepGrid {
   std::vector<std::string> overlaps{"wfbp"};
   std::vector<std::string> precisions{"fp32"};
   std::vector<double> topks{0};
-  // The same for every point (HardwareSpec's fields of the same names).
+  // The same for every point (HardwareSpec's and ExchangeSpec's fields of the same names).
+  std::string stack;
   std::string topology;
   std::string cluster_network = "single-switch";
   std::string network_model = "auto";
@@ -44,13 +45,14 @@ struct SweepPoint {
   std::string overlap = "wfbp";
   std::string precision = "fp32";
   double topk = 0;
+  std::string stack;
   std::string topology;
   std::string cluster_network = "single-switch";
   std::string network_model = "auto";
   HardwareSpec hardware() const {
     return {nodes, gpus_per_node, intra, inter, topology, cluster_network, network_model};
   }
-  ExchangeSpec exchange() const { return {algorithm, overlap, precision, topk}; }
+  ExchangeSpec exchange() const { return {algorithm, overlap, precision, topk, stack}; }
 };
 
 // The swept dimensions other than fabric and GPU count that have more than one value, e.g.

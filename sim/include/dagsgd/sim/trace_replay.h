@@ -53,6 +53,9 @@ struct ReplayOptions {
   // A target fabric (intra/inter links): when set, replaces the run's own calibration.
   std::optional<model::Topology> target;
   std::string algorithm = "auto";  // "auto": what the trace says, else NCCL-like choice
+  // A software stack for the target (model/stack.h): its algorithm choice and costs; "auto"
+  // then is the stack's choice, not the trace's.
+  std::shared_ptr<const model::StackSpec> stack;
   // Host CPUs (our runtime's CPU training only): when set, every rank's computation runs on its
   // machine's cores, this many per machine (sim/host_cpu.h). Traced durations are first divided
   // by the traced oversubscription (ranks on the rank's machine / its CPUs, from the manifest's

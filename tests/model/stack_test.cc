@@ -1,0 +1,275 @@
+// Software stacks (stack.h): the bundled files load with a source for every constant, bad files
+// are refused naming the file and field, the algorithm tables read as the library's decision
+// rules, stacks price collectives, and transfer calibration recovers a stack's parameters.
+#include "dagsgd/model/stack.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "dagsgd/model/calibration.h"
+#include "dagsgd/model/comm_model.h"
+#include "dagsgd/model/ssgd.h"
+
+namespace dagsgd::model {
+namespace {
+
+bool contains(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+
+TEST(Stack, EveryBundledStackLoadsWithSources) {
+  const auto names = bundled_stacks().names();
+  ASSERT_GE(names.size(), 3u);
+  for (const auto& name : names) {
+    auto s = load_stack(name);
+    ASSERT_TRUE(s.ok()) << name << ": " << s.error().message;
+    EXPECT_EQ(s->name, name);
+    EXPECT_FALSE(s->sources.empty()) << name;
+    for (const auto& [field, source] : s->sources) {
+      EXPECT_FALSE(source.empty()) << name << " " << field;
+    }
+    EXPECT_TRUE(validate_stack(*s).ok()) << name;
+  }
+}
+
+TEST(Stack, BaseFieldsAreInheritedAndOverridden) {
+  auto ddp = load_stack("pytorch-ddp-nccl-2.7-ib");
+  ASSERT_TRUE(ddp.ok()) << ddp.error().message;
+  EXPECT_EQ(ddp->library.kind, "nccl");
+  ASSERT_TRUE(ddp->framework.has_value());
+  EXPECT_EQ(ddp->framework->grouping, "bucket:25,1");
+  EXPECT_TRUE(contains(ddp->source_of("framework.grouping"), "bucket_cap_mb"));
+  // Inherited from nccl-2.7-ib, with its source.
+  EXPECT_TRUE(contains(ddp->source_of("library.algorithms"), "tuning.cc"));
+}
+
+TEST(Stack, JsonRoundTrips) {
+  for (const char* name : {"openmpi-4.1-tcp", "horovod-0.19-nccl-2.7-ib", "nccl-2.0-socket"}) {
+    auto s = load_stack(name);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    auto back = parse_stack_json(stack_to_json(*s), "roundtrip.json");
+    ASSERT_TRUE(back.ok()) << name << ": " << back.error().message;
+    EXPECT_EQ(back->library, s->library) << name;
+    EXPECT_EQ(back->framework, s->framework) << name;
+    // Every source survives; fields left at their default say so.
+    for (const auto& [field, source] : s->sources) {
+      EXPECT_EQ(back->source_of(field), source) << name << " " << field;
+    }
+    for (const auto& [field, source] : back->sources) {
+      if (s->source_of(field).empty()) {
+        EXPECT_TRUE(contains(source, "default")) << field;
+      }
+    }
+  }
+}
+
+TEST(Stack, OpenMpiTablesAreTheTunedAndLibnbcRules) {
+  auto s = load_stack("openmpi-4.1-tcp");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const auto& lib = s->library;
+  // coll_tuned_decision_fixed.c: 2 ranks, 8 B -> ring; 1 KiB -> recursive doubling; large ->
+  // rabenseifner. 4 ranks: above 8 KiB rabenseifner.
+  EXPECT_EQ(rule_algorithm(lib.blocking, 2, 4), "ring");
+  EXPECT_EQ(rule_algorithm(lib.blocking, 2, 1024), "recursive_doubling");
+  EXPECT_EQ(rule_algorithm(lib.blocking, 2, 1 << 20), "rabenseifner");
+  EXPECT_EQ(rule_algorithm(lib.blocking, 4, 4096), "recursive_doubling");
+  EXPECT_EQ(rule_algorithm(lib.blocking, 4, 1 << 20), "rabenseifner");
+  // nbc_iallreduce.c: binomial below 4 ranks or 64 KiB, and always in place.
+  EXPECT_EQ(rule_algorithm(lib.nonblocking, 2, 1 << 20), "binomial");
+  EXPECT_EQ(rule_algorithm(lib.nonblocking, 8, 1 << 10), "binomial");
+  EXPECT_EQ(rule_algorithm(lib.nonblocking, 8, 1 << 20), "rabenseifner");
+  EXPECT_EQ(rule_algorithm(lib.nonblocking_in_place, 8, 1 << 20), "binomial");
+  // The runtime's call is the in-place non-blocking one.
+  EXPECT_EQ(&call_rules(*s), &lib.nonblocking_in_place);
+}
+
+TEST(Stack, BadFilesNameTheFileAndField) {
+  const std::string head = R"({"schema": "dagsgd-stack/1", "name": "x", "description": "d", )";
+  auto no_source = parse_stack_json(
+      head + R"("base": "openmpi-4.1-tcp", "library": {"per_message_us": {"value": 3}}})",
+      "bad.json");
+  ASSERT_FALSE(no_source.ok());
+  EXPECT_TRUE(contains(no_source.error().message, "bad.json")) << no_source.error().message;
+  EXPECT_TRUE(contains(no_source.error().message, "library.per_message_us"))
+      << no_source.error().message;
+  EXPECT_TRUE(contains(no_source.error().message, "source")) << no_source.error().message;
+
+  auto bare = parse_stack_json(
+      head + R"("base": "openmpi-4.1-tcp", "library": {"per_message_us": 3}})", "bad.json");
+  ASSERT_FALSE(bare.ok());
+  EXPECT_TRUE(contains(bare.error().message, "must be an object")) << bare.error().message;
+
+  auto unknown = parse_stack_json(
+      head + R"("base": "openmpi-4.1-tcp", "library": {"speed": {"value": 1, "source": "s"}}})",
+      "bad.json");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_TRUE(contains(unknown.error().message, "unknown field 'speed'"))
+      << unknown.error().message;
+
+  auto no_base = parse_stack_json(head + R"("base": "no-such-stack"})", "bad.json");
+  ASSERT_FALSE(no_base.ok());
+  EXPECT_TRUE(contains(no_base.error().message, "no-such-stack")) << no_base.error().message;
+
+  EXPECT_FALSE(parse_stack_json("{", "bad.json").ok());
+  EXPECT_FALSE(load_stack("no-such-stack").ok());
+}
+
+Topology nodes(int n, double alpha_ns, double gbps) {
+  Topology t;
+  t.nodes = n;
+  t.inter.alpha_ns = alpha_ns;
+  t.inter.beta_ns_per_byte = 8 / gbps;
+  return t;
+}
+
+double allreduce_ns(const Topology& t, const std::shared_ptr<const StackSpec>& stack,
+                    std::int64_t elements, const std::string& algorithm = "auto") {
+  ExchangeConfig c;
+  c.algorithm = algorithm;
+  c.stack = stack;
+  auto m = make_comm_model(t, c);
+  EXPECT_TRUE(m.ok()) << m.error().message;
+  return m.ok() ? static_cast<double>((*m)->exchange_time(elements)) : 0;
+}
+
+TEST(Stack, PerMessageCostAndConnectionCapSlowTheBareLinks) {
+  auto s = load_stack("openmpi-4.1-tcp");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  StackSpec fast = *s;
+  fast.library.per_message_ns = 0;
+  fast.library.connection_bandwidth = 0;
+  StackSpec slow = fast;
+  slow.library.per_message_ns = 20'000;
+  slow.library.connection_bandwidth = 1e9 / 8;  // 1 Gbit/s per connection
+  const Topology t = nodes(4, 15'000, 10);
+  const auto f = std::make_shared<const StackSpec>(fast);
+  const auto w = std::make_shared<const StackSpec>(slow);
+  // Small: per-message costs dominate; large: the 1 Gbit/s cap under the 10 Gbit/s link.
+  EXPECT_GT(allreduce_ns(t, w, 16), allreduce_ns(t, f, 16) + 20'000);
+  const double big_fast = allreduce_ns(t, f, 64 << 20);
+  const double big_slow = allreduce_ns(t, w, 64 << 20);
+  EXPECT_GT(big_slow, 5 * big_fast);
+}
+
+TEST(Stack, NcclChoosesTreeForSmallAndRingForLargeAcrossManyNodes) {
+  auto s = load_stack("nccl-2.7-ib");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  Topology t = nodes(16, 600, 100);
+  ExchangeConfig c;
+  c.stack = std::make_shared<const StackSpec>(*s);
+  auto m = make_comm_model(t, c);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ((*m)->algorithm_for(256), "tree");
+  EXPECT_EQ((*m)->algorithm_for(64 << 20), "ring");
+  EXPECT_FALSE((*m)->protocol_for(256).empty());
+}
+
+TEST(Stack, MeasuredCurvesAreRefusedWithAStack) {
+  auto s = load_stack("openmpi-4.1-tcp");
+  ASSERT_TRUE(s.ok());
+  ExchangeConfig c;
+  c.algorithm = "measured";
+  c.stack = std::make_shared<const StackSpec>(*s);
+  EXPECT_FALSE(make_comm_model(nodes(2, 15'000, 10), c).ok());
+}
+
+TEST(Stack, OverlapPoliciesOfFrameworksParse) {
+  auto b = parse_overlap("bucket:25,1");
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(b->bucket_bytes, 25 << 20);
+  EXPECT_EQ(b->first_bucket_bytes, 1 << 20);
+  auto f = parse_overlap("fusion:64,5");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(f->kind, OverlapPolicy::Kind::kFusion);
+  EXPECT_EQ(f->bucket_bytes, 64 << 20);
+  EXPECT_NEAR(static_cast<double>(f->cycle), 5e6, 1);
+  EXPECT_FALSE(parse_overlap("fusion:64").ok());
+}
+
+// Latencies the stack itself gives on `link`, at 2, 4 and 8 ranks one per node.
+std::vector<TimingSeries> benchmark(const StackSpec& s, const LinkCost& link,
+                                    const BenchmarkSetup& setup) {
+  std::vector<TimingSeries> out;
+  for (int p : {2, 4, 8}) {
+    TimingSeries ts;
+    ts.ranks = p;
+    for (Bytes b = 4; b <= (4 << 20); b *= 2) {
+      auto t = stack_benchmark_time(s, link, link, setup, p, static_cast<double>(b));
+      EXPECT_TRUE(t.ok()) << t.error().message;
+      ts.points.push_back({b, t.ok() ? t->nanos : 1});
+    }
+    out.push_back(std::move(ts));
+  }
+  return out;
+}
+
+TEST(TransferCalibration, RecoversPerMessageCostAndConnectionRate) {
+  auto base = load_stack("openmpi-4.1-tcp");
+  ASSERT_TRUE(base.ok()) << base.error().message;
+  ASSERT_EQ(base->library.bandwidth_limit, "connection");
+  StackSpec truth = *base;
+  truth.library.per_message_ns = 12'000;
+  truth.library.connection_bandwidth = 3e9 / 8;  // 3 Gbit/s per TCP stream
+  truth.library.rendezvous_ns = 0;
+  LinkCost link;
+  link.alpha_ns = 15'000;
+  link.beta_ns_per_byte = 8 / 9.4;
+  StackCalibrationOptions o;
+  o.fit_step = false;
+  auto r = calibrate_stack(benchmark(truth, link, o.setup), link, link, *base, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->link_class, "inter");
+  EXPECT_TRUE(r->capped);
+  EXPECT_NEAR(r->stack.library.per_message_ns, 12'000, 120);
+  EXPECT_NEAR(r->stack.library.connection_bandwidth * 8 / 1e9, 3.0, 0.03);
+  EXPECT_LT(r->rms_relative, 0.01);
+  EXPECT_EQ(r->stack.source_of("library.per_message_us"), "transfer calibration");
+  // The framework of the base is kept, not the benchmark's view of it.
+  EXPECT_EQ(r->stack.framework, base->framework);
+}
+
+TEST(TransferCalibration, RecoversAnEfficiencyOnAnotherLink) {
+  auto base = load_stack("nccl-2.7-ib");
+  ASSERT_TRUE(base.ok()) << base.error().message;
+  ASSERT_EQ(base->library.bandwidth_limit, "efficiency");
+  StackSpec truth = *base;
+  truth.library.efficiency = 0.7;
+  LinkCost link;
+  link.alpha_ns = 600;
+  link.beta_ns_per_byte = 8 / 100.0;
+  StackCalibrationOptions o;
+  o.fit_step = false;
+  auto r = calibrate_stack(benchmark(truth, link, o.setup), link, link, *base, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NEAR(r->stack.library.efficiency, 0.7, 0.01);
+  EXPECT_LT(r->rms_relative, 0.02);
+}
+
+TEST(TransferCalibration, RefusesTooFewSizesAndMixedLinks) {
+  auto base = load_stack("openmpi-4.1-tcp");
+  ASSERT_TRUE(base.ok());
+  LinkCost link;
+  link.alpha_ns = 15'000;
+  link.beta_ns_per_byte = 1;
+  TimingSeries two;
+  two.ranks = 2;
+  two.points = {{8, 30'000}, {16, 31'000}};
+  auto r = calibrate_stack({two}, link, link, *base, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(contains(r.error().message, "3 distinct")) << r.error().message;
+
+  StackCalibrationOptions one_node;
+  one_node.setup.ranks_per_node = 2;
+  TimingSeries a = two;
+  a.points.push_back({32, 32'000});
+  TimingSeries b = a;
+  b.ranks = 4;
+  auto mixed = calibrate_stack({a, b}, link, link, *base, one_node);
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_TRUE(contains(mixed.error().message, "one link")) << mixed.error().message;
+}
+
+}  // namespace
+}  // namespace dagsgd::model

@@ -1,0 +1,141 @@
+// Software stacks on the command line: `calibrate --stack --link` fits a stack on the B-Caffe OSU
+// logs and writes a file that `predict --stack FILE` takes; stacks change predictions; bad flags
+// and files exit 2 with a message that says where.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/cli_runner.h"
+#include "dagsgd/model/io.h"
+
+namespace {
+
+using dagsgd::testing::run_cli;
+
+const std::string kBcaffe = std::string(DAGSGD_SHARED_DATA) + "/published/b-caffe/";
+const std::string kLogs =
+    kBcaffe + "allreduce2.log " + kBcaffe + "allreduce4.log " + kBcaffe + "allreduce8.log";
+
+bool contains(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+
+std::string temp_dir() {
+  std::string d = ::testing::TempDir() + "/stack-cli-" + std::to_string(::getpid());
+  ::mkdir(d.c_str(), 0755);
+  return d;
+}
+
+double iteration_s(const std::string& args) {
+  auto r = run_cli("predict " + args + " --json");
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  if (j.is_discarded() || !j.contains("iteration_time_s")) return 0;
+  return j["iteration_time_s"].get<double>();
+}
+
+// The bundled openmpi-4.1-tcp values are what the command in their source produces.
+TEST(StackCli, CalibrateReproducesTheBundledOpenMpiStack) {
+  auto r = run_cli("calibrate " + kLogs + " --link 10gbe --stack openmpi-4.1-tcp --no-step --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["link"], "10gbe");
+  EXPECT_EQ(j["link_class"], "inter");
+  EXPECT_EQ(j["bandwidth_limit"], "connection");
+  EXPECT_NEAR(j["per_message_us"].get<double>(), 8.54, 0.01);
+  EXPECT_NEAR(j["connection_gbps"].get<double>(), 4.34, 0.01);
+  EXPECT_EQ(j["points"].size(), 3u * 266u);
+  const auto& lib = j["stack"]["library"];
+  EXPECT_TRUE(contains(lib["per_message_us"]["source"].get<std::string>(),
+                       "transfer calibration on link '10gbe'"))
+      << lib["per_message_us"].dump();
+  EXPECT_TRUE(
+      contains(lib["per_message_us"]["source"].get<std::string>(), "--stack openmpi-4.1-tcp"));
+}
+
+TEST(StackCli, CalibratedStackFileDrivesPredict) {
+  const std::string dir = temp_dir();
+  const std::string out = dir + "/site.json";
+  std::remove(out.c_str());
+  auto r = run_cli("calibrate " + kLogs + " --link 10gbe --stack openmpi-4.1-tcp --name site " +
+                   "--out " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "per-connection limit")) << r.out;
+  EXPECT_TRUE(contains(r.out, "wrote '" + out + "'")) << r.out;
+  // Refuses to overwrite without --force.
+  auto again = run_cli("calibrate " + kLogs + " --link 10gbe --stack openmpi-4.1-tcp --out " + out);
+  EXPECT_EQ(again.code, 2) << again.err;
+
+  // The same what-if on the bare links and through the calibrated stack: the stack's per-message
+  // cost and per-connection limit make the 10 GbE cluster slower, and a faster fabric helps less.
+  const std::string job = "--network resnet50 --gpu v100 --nodes 8 --batch 32 --overlap wfbp ";
+  const double bare = iteration_s(job + "--inter 10gbe");
+  const double stacked = iteration_s(job + "--inter 10gbe --stack " + out);
+  EXPECT_GT(stacked, bare);
+  const double stacked_25 = iteration_s(job + "--inter 25gbe --stack " + out);
+  EXPECT_LT(stacked_25, stacked);
+}
+
+TEST(StackCli, FrameworkGroupingIsTheDefaultOverlap) {
+  auto r = run_cli(
+      "predict --network resnet50 --gpu v100 --nodes 4 --gpus-per-node 8 --inter ib-edr --intra "
+      "nvlink2 --batch 64 --stack pytorch-ddp-nccl-2.7-ib");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "bucket:25,1")) << r.out;
+  EXPECT_TRUE(contains(r.out, "pytorch-ddp-nccl-2.7-ib")) << r.out;
+}
+
+TEST(StackCli, BadInputExitsTwo) {
+  auto no_link = run_cli("calibrate " + kLogs + " --stack openmpi-4.1-tcp");
+  EXPECT_EQ(no_link.code, 2);
+  EXPECT_TRUE(contains(no_link.err, "--stack needs --link")) << no_link.err;
+
+  auto no_stack = run_cli("calibrate " + kLogs + " --link 10gbe");
+  EXPECT_EQ(no_stack.code, 2);
+  EXPECT_TRUE(contains(no_stack.err, "--link applies to a stack fit")) << no_stack.err;
+
+  auto algo =
+      run_cli("calibrate " + kLogs + " --link 10gbe --stack openmpi-4.1-tcp --algorithm ring");
+  EXPECT_EQ(algo.code, 2);
+  EXPECT_TRUE(contains(algo.err, "--algorithm applies to a fabric fit")) << algo.err;
+
+  auto call = run_cli("calibrate " + kLogs + " --link 10gbe --stack openmpi-4.1-tcp --call bcast");
+  EXPECT_EQ(call.code, 2);
+  EXPECT_TRUE(contains(call.err, "unknown call 'bcast'")) << call.err;
+
+  auto link = run_cli("calibrate " + kLogs + " --link 7gbe --stack openmpi-4.1-tcp");
+  EXPECT_EQ(link.code, 2);
+  EXPECT_TRUE(contains(link.err, "7gbe")) << link.err;
+
+  auto unknown = run_cli(
+      "predict --network resnet50 --gpu v100 --nodes 2 --inter 10gbe --stack "
+      "mpich-9");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_TRUE(contains(unknown.err, "mpich-9")) << unknown.err;
+  EXPECT_TRUE(contains(unknown.err, "openmpi-4.1-tcp")) << unknown.err;
+
+  const std::string dir = temp_dir();
+  ASSERT_TRUE(dagsgd::model::write_file(dir + "/nosource.json",
+                                        R"({"schema": "dagsgd-stack/1", "name": "n", )"
+                                        R"("description": "d", "base": "openmpi-4.1-tcp", )"
+                                        R"("library": {"per_message_us": {"value": 2}}})",
+                                        true)
+                  .ok());
+  auto nosource = run_cli("predict --network resnet50 --gpu v100 --nodes 2 --inter 10gbe --stack " +
+                          dir + "/nosource.json");
+  EXPECT_EQ(nosource.code, 2);
+  EXPECT_TRUE(contains(nosource.err, "nosource.json': library.per_message_us: missing 'source'"))
+      << nosource.err;
+
+  auto framework =
+      run_cli("predict --network resnet50 --gpu v100 --nodes 2 --inter 10gbe --overlap framework");
+  EXPECT_EQ(framework.code, 2);
+  EXPECT_TRUE(contains(framework.err, "no stack given")) << framework.err;
+}
+
+}  // namespace
