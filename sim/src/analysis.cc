@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "dagsgd/model/check.h"
 #include "intervals.h"
 
 namespace dagsgd::sim {
@@ -96,6 +97,77 @@ IterationAnalysis analyze_iteration(const model::Dag& dag, const SimResult& r, i
     TaskId g = r.gate[ti];
     Nanos gate_end =
         g == model::kNoTask ? a.start : std::max(r.finish[static_cast<std::size_t>(g)], a.start);
+    if (s > gate_end) cp.wait += s - gate_end;
+    cursor = s;
+    t = g;
+  }
+  std::reverse(cp.tasks.begin(), cp.tasks.end());
+  return a;
+}
+
+IterationAnalysis analyze_iteration(const model::SsgdDag& dag, const SsgdSimResult& r,
+                                    int iteration, int worker) {
+  DAGSGD_CHECK(iteration >= r.first_recorded() && iteration < dag.iterations());
+  DAGSGD_CHECK(worker >= 0 && worker < dag.workers());
+  IterationAnalysis a;
+  a.iteration = iteration;
+  a.worker = worker;
+  // Every DAG of this kind has updates: the window runs from the previous iteration's last
+  // update to this one's.
+  if (iteration > 0) a.start = r.iteration_end(iteration - 1);
+  a.end = r.iteration_end(iteration);
+  const TaskId last = r.iteration_last(iteration);
+
+  // Tasks of unrecorded (earlier) iterations all end by a.start (every task of an iteration
+  // precedes its worker's update), so their clipped intervals would be empty.
+  std::vector<Interval> busy;
+  std::vector<Interval> compute;
+  std::vector<Interval> comm;
+  const int P = dag.worker_tasks();
+  for (int it = r.first_recorded(); it < dag.iterations(); ++it) {
+    for (int g = 0; g < dag.group_count(); ++g) {
+      const TaskId t = dag.comm_id(it, g);
+      if (it == iteration) a.breakdown.comm_total += r.finish(t) - r.start(t);
+      comm.push_back(clip(r.start(t), r.finish(t), a.start, a.end));
+    }
+    for (int p = 0; p < P; ++p) {
+      const TaskId t = dag.task_id(it, worker, p);
+      const model::Task task = dag.task(t);
+      if (it == iteration) {
+        static constexpr model::Nanos Breakdown::*kField[model::kTaskKindCount] = {
+            &Breakdown::io, &Breakdown::h2d,    &Breakdown::forward, &Breakdown::backward,
+            nullptr,        &Breakdown::update, &Breakdown::memcpy,  &Breakdown::other};
+        if (auto field = kField[static_cast<std::size_t>(task.kind)]; field != nullptr) {
+          a.breakdown.*field += task.duration;
+        }
+      }
+      Interval iv = clip(r.start(t), r.finish(t), a.start, a.end);
+      busy.push_back(iv);
+      if (task.kind == TaskKind::kForward || task.kind == TaskKind::kBackward ||
+          task.kind == TaskKind::kUpdate) {
+        compute.push_back(iv);
+      }
+    }
+  }
+  auto comm_m = merge(comm);
+  auto compute_m = merge(compute);
+  a.breakdown.comm_exposed = length_minus(comm_m, compute_m);
+  std::vector<Interval> all = busy;
+  all.insert(all.end(), comm.begin(), comm.end());
+  a.breakdown.idle = (a.end - a.start) - length(merge(all));
+
+  // The critical path as above; a gate in an unrecorded iteration ends by a.start.
+  CriticalPath& cp = a.critical_path;
+  Nanos cursor = a.end;
+  for (TaskId t = last; t != model::kNoTask;) {
+    if (!r.recorded(t) || r.finish(t) <= a.start) break;
+    Nanos s = std::max(r.start(t), a.start);
+    Nanos e = std::min(r.finish(t), cursor);
+    if (e > s) cp.by_kind[static_cast<std::size_t>(dag.task(t).kind)] += e - s;
+    cp.tasks.push_back(t);
+    TaskId g = r.gate(t);
+    Nanos gate_end =
+        g == model::kNoTask || !r.recorded(g) ? a.start : std::max(r.finish(g), a.start);
     if (s > gate_end) cp.wait += s - gate_end;
     cursor = s;
     t = g;
