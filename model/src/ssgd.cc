@@ -261,7 +261,7 @@ Expected<std::int64_t> ssgd_task_count(std::int64_t workers, std::int64_t layers
                " tasks to simulate, more than the " +
                grouped(static_cast<double>(kMaxSimulatedTasks)) +
                " dagsgd simulates (every worker is simulated, and at that size a prediction "
-               "takes about 3 GiB and half a minute): use fewer GPUs or iterations"};
+               "takes about 2 GiB and 20 s of CPU time): use fewer GPUs or iterations"};
 }
 
 SsgdDag::SsgdDag(SsgdConfig config) : config_(std::move(config)) {

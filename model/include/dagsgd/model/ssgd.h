@@ -66,9 +66,9 @@ struct SsgdConfig {
 Dag build_ssgd_dag(const SsgdConfig& config);
 
 // The largest S-SGD DAG dagsgd simulates, in workers' tasks (workers x (2L+3) x iterations; the
-// collectives, at most one per layer and iteration, come on top). It keeps a prediction within
-// about 3 GiB and half a minute (docs/performance.md); the 131,072-GPU ResNet-50 prediction (3
-// iterations) holds 138 million, a quarter of it.
+// collectives, at most one per layer and iteration, come on top). The 131,072-GPU ResNet-50
+// prediction (3 iterations) holds 138 million, a quarter of it, and takes 0.53 GiB and 5 s of
+// CPU time (docs/performance.md), so a prediction at the limit stays near 2 GiB and 20 s.
 inline constexpr std::int64_t kMaxSimulatedTasks = std::int64_t{1} << 29;
 // The task count of an S-SGD DAG of this shape (groups <= layers), or an error saying why it is
 // too large to simulate.
