@@ -136,6 +136,29 @@ class EventQueue {
   std::uint64_t mask_ = 0;  // bit b-1 set: bucket b (1..64) is not empty
 };
 
+// The event loop with a task timer: the timer's tasks finish when it says; at equal times the
+// queue's events go first. `on_event(payload, time)` completes a queued event, `on_timed(task,
+// time)` a task the timer finished.
+template <class Queue, class OnEvent, class OnTimed>
+void run_with_timer(Queue& queue, TaskTimer& timer, OnEvent&& on_event, OnTimed&& on_timed) {
+  std::vector<TaskId> timed;
+  for (;;) {
+    const Nanos timer_next = timer.next_event();
+    const std::uint64_t queue_next = queue.next_time();
+    if (!queue.empty() &&
+        (timer_next == TaskTimer::kNever || queue_next <= static_cast<std::uint64_t>(timer_next))) {
+      const auto ev = queue.pop();
+      on_event(ev.task, static_cast<Nanos>(ev.time));
+    } else if (timer_next != TaskTimer::kNever) {
+      timed.clear();
+      timer.advance(timer_next, timed);
+      for (TaskId t : timed) on_timed(t, timer_next);
+    } else {
+      break;
+    }
+  }
+}
+
 // An event of the compact S-SGD DAG: the tasks at `position` of workers [first, end), finishing
 // at one time and pushed one right after another, so that it stands for that many events in
 // worker order (alike workers move in step: a run of them is one event). Positions from
@@ -284,27 +307,11 @@ model::Expected<void> Engine::run(const Dag& dag, SimResult& r, TaskTimer* timer
       complete(ev.task, static_cast<Nanos>(ev.time));
     }
   } else {
-    // The timer's tasks finish when it says; at equal times the queue's events go first.
-    std::vector<TaskId> timed;
-    for (;;) {
-      const Nanos timer_next = timer->next_event();
-      const std::uint64_t queue_next = queue.next_time();
-      if (!queue.empty() && (timer_next == TaskTimer::kNever ||
-                             queue_next <= static_cast<std::uint64_t>(timer_next))) {
-        const auto ev = queue.pop();
-        complete(ev.task, static_cast<Nanos>(ev.time));
-      } else if (timer_next != TaskTimer::kNever) {
-        timed.clear();
-        timer->advance(timer_next, timed);
-        for (TaskId t : timed) {
-          TaskState& ts = state[t];
-          ts.duration = timer_next - ts.start;  // what the result reports as its finish
-          complete(t, timer_next);
-        }
-      } else {
-        break;
-      }
-    }
+    run_with_timer(queue, *timer, complete, [&](TaskId t, Nanos now) {
+      TaskState& ts = state[t];
+      ts.duration = now - ts.start;  // what the result reports as its finish
+      complete(t, now);
+    });
   }
 
   // Every started task finished (the queue ran dry), at its start plus its duration.
@@ -553,29 +560,19 @@ model::Expected<void> Engine::run(const model::SsgdDag& dag, SsgdSimResult& r, T
       complete(ev.task, now);
     }
   } else {
-    // As in the general loop; an event's workers all finish at its time, before the timer's.
-    std::vector<TaskId> timed;
-    for (;;) {
-      const Nanos timer_next = timer->next_event();
-      const std::uint64_t queue_next = queue.next_time();
-      if (!queue.empty() && (timer_next == TaskTimer::kNever ||
-                             queue_next <= static_cast<std::uint64_t>(timer_next))) {
-        const auto ev = queue.pop();
-        now = static_cast<Nanos>(ev.time);
-        complete(ev.task, now);
-      } else if (timer_next != TaskTimer::kNever) {
-        timed.clear();
-        timer->advance(timer_next, timed);
-        now = timer_next;
-        for (TaskId t : timed) {
-          const model::SsgdDag::Place place = dag.place(t);
+    // An event's workers all finish at its time, before the timer's.
+    run_with_timer(
+        queue, *timer,
+        [&](const SsgdEvent& e, Nanos t) {
+          now = t;
+          complete(e, t);
+        },
+        [&](TaskId id, Nanos t) {
+          now = t;
+          const model::SsgdDag::Place place = dag.place(id);
           DAGSGD_CHECK(place.worker < 0 && place.iteration == comm_iteration);
-          complete(SsgdEvent{P + place.position, 0, 1}, now);
-        }
-      } else {
-        break;
-      }
-    }
+          complete(SsgdEvent{P + place.position, 0, 1}, t);
+        });
   }
   r.events_ = events;
   r.makespan_ = now;
