@@ -1,5 +1,6 @@
 // Simulator speed: engine events per second (the explicit DAG and the compact S-SGD DAG), predict
-// of ResNet-50 with every rank simulated (analytical and flow-level tiers), and a what-if sweep.
+// of ResNet-50 with every rank simulated (analytical tier, and the flow tier on DGX-1 nodes), and
+// a what-if sweep.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -141,19 +142,8 @@ sim::PredictRequest resnet50_scenario(const sim::HardwareSpec& hardware) {
   return r ? *r : sim::PredictRequest{};
 }
 
-// The flow-level tier: `--network-model flow` on nodes of 4 GPUs (PCIe 3, 10GbE), and
-// `--topology dgx1-v100` (8 GPUs per node); the argument is the GPU count.
-void predict_resnet50_flow(benchmark::State& state) {
-  const int gpus = static_cast<int>(state.range(0));
-  run_predict(state,
-              resnet50_scenario({gpus / 4, 4, "pcie3", "10gbe", "", "single-switch", "flow"}));
-}
-BENCHMARK(predict_resnet50_flow)
-    ->Name("predict_resnet50_flow/smoke")
-    ->Arg(8)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(predict_resnet50_flow)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(1);
-
+// The flow-level tier on `--topology dgx1-v100` (8 GPUs per node); the argument is the GPU count
+// (bench_flow.cc has nodes of 4 GPUs on PCIe).
 void predict_resnet50_dgx1(benchmark::State& state) {
   const int gpus = static_cast<int>(state.range(0));
   run_predict(state, resnet50_scenario({gpus / 8, 8, "pcie3", "10gbe", "dgx1-v100"}));
