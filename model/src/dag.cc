@@ -153,8 +153,9 @@ Expected<Dag::Path> Dag::longest_path() const {
   return p;
 }
 
-std::string Dag::describe(TaskId id) const {
-  const Task& t = task(id);
+std::string Dag::describe(TaskId id) const { return describe_task(task(id)); }
+
+std::string describe_task(const Task& t) {
   std::string s = t.worker >= 0 ? "w" + std::to_string(t.worker) + " " : std::string("all ");
   s += task_kind_name(t.kind);
   if (t.layer >= 0) s += "[" + std::to_string(t.layer) + "]";

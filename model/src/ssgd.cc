@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
+#include <utility>
 
 #include "dagsgd/model/check.h"
+#include "dagsgd/model/format.h"
 
 namespace dagsgd::model {
 
@@ -296,6 +299,136 @@ Dag build_ssgd_dag(const SsgdConfig& c) {
   dag.finalize();
   return dag;
 }
+
+Expected<std::int64_t> ssgd_task_count(std::int64_t workers, std::int64_t layers,
+                                       std::int64_t groups, std::int64_t iterations) {
+  DAGSGD_CHECK(workers >= 1 && layers >= 0 && groups >= 0 && iterations >= 1);
+  const std::int64_t per_worker = 2 * layers + 3;
+  // In floating point first: the exact product may not fit 64 bits.
+  const double tasks = static_cast<double>(iterations) * static_cast<double>(workers) *
+                       static_cast<double>(per_worker);
+  if (tasks <= static_cast<double>(kMaxSimulatedTasks) && groups <= layers) {
+    return iterations * (workers * per_worker + groups);
+  }
+  DAGSGD_CHECK(groups <= layers);
+  auto grouped = [](double v) {
+    std::string digits = fmt("%.0f", v);
+    for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3) {
+      digits.insert(static_cast<std::size_t>(i), ",");
+    }
+    return digits;
+  };
+  return Error{grouped(static_cast<double>(workers)) + " workers x " +
+               grouped(static_cast<double>(per_worker)) + " tasks x " +
+               grouped(static_cast<double>(iterations)) + " iterations is " + grouped(tasks) +
+               " tasks to simulate, more than the " +
+               grouped(static_cast<double>(kMaxSimulatedTasks)) +
+               " dagsgd simulates (every worker is simulated, and at that size a prediction "
+               "takes about 2 GiB and 20 s of CPU time): use fewer GPUs or iterations"};
+}
+
+SsgdDag::SsgdDag(SsgdConfig config) : config_(std::move(config)) {
+  const SsgdConfig& c = config_;
+  DAGSGD_CHECK(c.workers >= 1 && c.iterations >= 1 && !c.layers.empty());
+  DAGSGD_CHECK(c.slowdown.empty() || static_cast<int>(c.slowdown.size()) == c.workers);
+  layers_ = static_cast<int>(c.layers.size());
+  auto count =
+      ssgd_task_count(c.workers, layers_, static_cast<std::int64_t>(c.groups.size()), c.iterations);
+  DAGSGD_CHECK(count.ok());
+  worker_tasks_ = static_cast<std::size_t>(worker_tasks());
+  comm_offset_ = static_cast<std::size_t>(c.workers) * worker_tasks_;
+  iteration_tasks_ = comm_offset_ + c.groups.size();
+
+  // One template per distinct slowdown, in order of first use.
+  std::vector<double> factors;
+  auto add_template = [&](double slow) {
+    auto scaled = [slow](Nanos d) {
+      return slow == 1.0 ? d : static_cast<Nanos>(std::llround(static_cast<double>(d) * slow));
+    };
+    durations_.push_back(c.io);
+    durations_.push_back(c.h2d);
+    for (const auto& l : c.layers) durations_.push_back(scaled(l.forward));
+    for (auto l = c.layers.rbegin(); l != c.layers.rend(); ++l) {
+      durations_.push_back(scaled(l->backward));
+    }
+    durations_.push_back(scaled(c.update));
+    factors.push_back(slow);
+  };
+  if (c.slowdown.empty()) {
+    add_template(1.0);
+  } else {
+    worker_template_.reserve(c.slowdown.size());
+    for (double slow : c.slowdown) {
+      auto it = std::find(factors.begin(), factors.end(), slow);
+      if (it == factors.end()) {
+        add_template(slow);
+        it = factors.end() - 1;
+      }
+      worker_template_.push_back(static_cast<std::int32_t>(it - factors.begin()));
+    }
+    if (factors.size() == 1) worker_template_.clear();
+  }
+
+  trigger_of_position_.assign(worker_tasks_, -1);
+  for (std::size_t g = 0; g < c.groups.size(); ++g) {
+    const int first = c.groups[g].first;
+    DAGSGD_CHECK(first >= 0 && first < layers_);
+    const auto position = static_cast<std::size_t>(2 * layers_ + 1 - first);
+    DAGSGD_CHECK(trigger_of_position_[position] < 0);
+    trigger_of_position_[position] = static_cast<std::int32_t>(g);
+  }
+}
+
+std::size_t SsgdDag::edge_count() const {
+  const auto w = static_cast<std::size_t>(workers());
+  const auto l = static_cast<std::size_t>(layers_);
+  const auto k = static_cast<std::size_t>(iterations());
+  // Per worker and iteration: io->h2d, the L forward and L backward chain edges, b[0]->u; after
+  // the first iteration also the boundary edges into io and f[0]; per collective, one edge from
+  // every worker's trigger and one to every worker's update.
+  const std::size_t per_iteration = w * (2 * l + 2) + 2 * w * config_.groups.size();
+  return k * per_iteration + (k - 1) * 2 * w;
+}
+
+SsgdDag::Place SsgdDag::place(TaskId id) const {
+  DAGSGD_CHECK(id >= 0 && static_cast<std::size_t>(id) < task_count());
+  const auto i = static_cast<std::size_t>(id);
+  Place p;
+  p.iteration = static_cast<int>(i / iteration_tasks_);
+  const std::size_t r = i % iteration_tasks_;
+  if (r >= comm_offset_) {
+    p.worker = -1;
+    p.position = static_cast<int>(r - comm_offset_);
+  } else {
+    p.worker = static_cast<int>(r / worker_tasks_);
+    p.position = static_cast<int>(r % worker_tasks_);
+  }
+  return p;
+}
+
+Task SsgdDag::task(TaskId id) const {
+  const Place p = place(id);
+  const auto iteration = static_cast<std::int16_t>(p.iteration);
+  if (p.worker < 0) {
+    const auto& g = config_.groups[static_cast<std::size_t>(p.position)];
+    return Task{g.comm, 3 * workers(), -1, p.position, iteration, TaskKind::kComm};
+  }
+  const Nanos d = duration(p.worker, p.position);
+  const ResourceId compute = 3 * p.worker + 2;
+  if (p.position == kIo) return Task{d, 3 * p.worker, p.worker, -1, iteration, TaskKind::kIo};
+  if (p.position == kH2D) {
+    return Task{d, 3 * p.worker + 1, p.worker, -1, iteration, TaskKind::kH2D};
+  }
+  if (p.position < first_backward()) {
+    return Task{d, compute, p.worker, p.position - kFirstForward, iteration, TaskKind::kForward};
+  }
+  if (p.position < update_position()) {
+    return Task{d, compute, p.worker, backward_layer(p.position), iteration, TaskKind::kBackward};
+  }
+  return Task{d, compute, p.worker, -1, iteration, TaskKind::kUpdate};
+}
+
+std::string SsgdDag::describe(TaskId id) const { return describe_task(task(id)); }
 
 namespace {
 Nanos sum_compute(const std::vector<LayerTime>& layers) {

@@ -1,10 +1,12 @@
-// predict: one DAG per scenario (the job, one GPU, free comm, 2x bandwidth), simulated in full.
+// predict: one DAG per scenario (the job, one GPU, free comm, 2x bandwidth), every worker
+// simulated, each in the compact form through one engine.
 #include "dagsgd/sim/predict.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "dagsgd/model/check.h"
 #include "dagsgd/model/collective_flows.h"
 #include "dagsgd/model/format.h"
 #include "dagsgd/sim/engine.h"
@@ -34,7 +36,14 @@ struct FlowTier {
   double bandwidth_scale = 1;
 };
 
-model::Expected<Run> simulate_once(const PredictRequest& req, int workers,
+// One simulation of the job's S-SGD DAG in its compact form, through the engine and result
+// buffers that predict's runs share.
+struct Simulator {
+  Engine engine;
+  SsgdSimResult result;
+};
+
+model::Expected<Run> simulate_once(Simulator& sim, const PredictRequest& req, int workers,
                                    const model::CommTimeFn& comm, bool with_comm,
                                    bool keep_timeline = false, const FlowTier* flow = nullptr) {
   model::SsgdConfig c;
@@ -46,35 +55,38 @@ model::Expected<Run> simulate_once(const PredictRequest& req, int workers,
   c.h2d = req.h2d;
   c.update = req.update;
   if (with_comm && workers > 1) c.groups = model::make_groups(c.layers, req.overlap, comm);
-  model::Dag dag = model::build_ssgd_dag(c);
+  const model::SsgdDag dag(std::move(c));
+  const auto& groups = dag.config().groups;
   std::unique_ptr<FlowNetwork> net;
-  if (flow != nullptr && !c.groups.empty()) {
+  if (flow != nullptr && !groups.empty()) {
     net = std::make_unique<FlowNetwork>(flow->cluster, flow->bandwidth_scale);
-    for (std::size_t i = 0; i < dag.task_count(); ++i) {
-      const model::Task& t = dag.task(static_cast<model::TaskId>(i));
-      if (t.kind != model::TaskKind::kComm) continue;
-      const auto& group = c.groups[static_cast<std::size_t>(t.layer)];
-      net->assign(static_cast<model::TaskId>(i), flow->flows->plan(group.elements));
+    for (int it = 0; it < dag.iterations(); ++it) {
+      for (int g = 0; g < dag.group_count(); ++g) {
+        net->assign(dag.comm_id(it, g),
+                    flow->flows->plan(groups[static_cast<std::size_t>(g)].elements));
+      }
     }
   }
-  auto r = simulate(dag, net.get());
-  if (!r.ok()) return r.error();
+  const int last = dag.iterations() - 1;
+  SsgdSimResult& r = sim.result;
+  DAGSGD_TRY(sim.engine.run(dag, r, net.get(), last));
   Run run;
-  run.analysis = analyze_iteration(dag, *r, c.iterations - 1, 0);
+  run.analysis = analyze_iteration(dag, r, last, 0);
   if (net) {
     run.links = busiest_links(*net, static_cast<double>(run.analysis.start),
                               static_cast<double>(run.analysis.end));
   }
-  run.groups = std::move(c.groups);
+  run.groups = groups;
   run.tasks = dag.task_count();
-  run.events = r->events;
+  run.events = r.events();
   if (keep_timeline) {
-    const auto last = static_cast<std::int16_t>(c.iterations - 1);
-    for (std::size_t i = 0; i < dag.task_count(); ++i) {
-      const model::Task& t = dag.task(static_cast<model::TaskId>(i));
-      if (t.iteration != last) continue;
-      run.timeline.push_back({t.worker, t.kind, t.layer, r->start[i] - run.analysis.start,
-                              r->finish[i] - r->start[i]});
+    // In task order, as the explicit DAG numbers them: each worker's tasks, then collectives.
+    const auto first = static_cast<std::size_t>(dag.task_id(last, 0, 0));
+    for (std::size_t i = first; i < first + dag.iteration_tasks(); ++i) {
+      const auto id = static_cast<model::TaskId>(i);
+      const model::Task t = dag.task(id);
+      run.timeline.push_back({t.worker, t.kind, t.layer, r.start(id) - run.analysis.start,
+                              r.finish(id) - r.start(id)});
     }
   }
   return run;
@@ -92,8 +104,15 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
   if (req.layers.empty()) return model::Error{"the network has no layers"};
   if (req.batch < 1) return model::Error{"the batch size must be at least 1"};
   if (req.iterations < 2) return model::Error{"simulate at least 2 iterations"};
+  if (req.topology.nodes < 1 || req.topology.gpus_per_node < 1) {
+    return model::Error{"at least one worker is needed"};
+  }
+  // Every worker is simulated: refuse, before building anything, a job too large to simulate.
+  const std::int64_t all_workers =
+      std::int64_t{req.topology.nodes} * std::int64_t{req.topology.gpus_per_node};
+  DAGSGD_TRY(model::ssgd_task_count(all_workers, static_cast<std::int64_t>(req.layers.size()), 0,
+                                    req.iterations));
   const int workers = req.topology.workers();
-  if (workers < 1) return model::Error{"at least one worker is needed"};
 
   auto model_n = model::make_comm_model(req.topology, req.exchange);
   if (!model_n.ok()) return model_n.error();
@@ -128,13 +147,14 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
   // With EASGD the per-iteration DAG has no gradient exchange; parameters are averaged with the
   // center every tau iterations, after the update, with nothing to overlap.
   const bool easgd = req.easgd.has_value();
-  auto main = simulate_once(req, workers, comm, !easgd, req.keep_timeline, with_flow);
+  Simulator sim;
+  auto main = simulate_once(sim, req, workers, comm, !easgd, req.keep_timeline, with_flow);
   if (!main.ok()) return main.error();
-  auto single = simulate_once(req, 1, comm_free, false);
+  auto single = simulate_once(sim, req, 1, comm_free, false);
   if (!single.ok()) return single.error();
-  auto free_run = simulate_once(req, workers, comm_free, !easgd);
+  auto free_run = simulate_once(sim, req, workers, comm_free, !easgd);
   if (!free_run.ok()) return free_run.error();
-  auto fast_run = simulate_once(req, workers, comm_fast, !easgd, false, with_flow_fast);
+  auto fast_run = simulate_once(sim, req, workers, comm_fast, !easgd, false, with_flow_fast);
   if (!fast_run.ok()) return fast_run.error();
 
   PredictResult out;

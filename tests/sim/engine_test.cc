@@ -1,5 +1,6 @@
 // The engine against a plain reference of its rules: every start, finish and gate equal on random
-// DAGs full of ties, shared resources and zero durations, and on S-SGD DAGs.
+// DAGs full of ties, shared resources and zero durations, and on S-SGD DAGs; the compact S-SGD
+// DAG's run against the explicit DAG's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <queue>
 #include <random>
 
+#include "common/random_ssgd.h"
 #include "dagsgd/model/ssgd.h"
 #include "dagsgd/sim/engine.h"
 
@@ -202,6 +204,84 @@ TEST(Engine, ReusedEngineEqualsFreshRuns) {
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().message, "the task graph cannot finish: " + cyc.describe(a) +
                                        " never ran (a dependency cycle)");
+  }
+}
+
+// The compact run's recorded tasks against the explicit DAG's run, and each iteration's end (its
+// latest update, the first in task order on a tie).
+void expect_same(const model::SsgdDag& dag, const sim::SsgdSimResult& got,
+                 const sim::SimResult& want) {
+  EXPECT_EQ(got.events(), want.events);
+  EXPECT_EQ(got.makespan(), want.makespan);
+  for (std::size_t i = 0; i < dag.task_count(); ++i) {
+    const auto id = static_cast<TaskId>(i);
+    if (!got.recorded(id)) continue;
+    ASSERT_EQ(got.start(id), want.start[i]) << dag.describe(id);
+    ASSERT_EQ(got.finish(id), want.finish[i]) << dag.describe(id);
+    ASSERT_EQ(got.gate(id), want.gate[i]) << dag.describe(id);
+  }
+  for (int it = 0; it < dag.iterations(); ++it) {
+    Nanos end = 0;
+    TaskId last = model::kNoTask;
+    for (int w = 0; w < dag.workers(); ++w) {
+      const TaskId u = dag.task_id(it, w, dag.update_position());
+      if (last == model::kNoTask || want.finish[static_cast<std::size_t>(u)] > end) {
+        end = want.finish[static_cast<std::size_t>(u)];
+        last = u;
+      }
+    }
+    EXPECT_EQ(got.iteration_end(it), end);
+    EXPECT_EQ(got.iteration_last(it), last);
+  }
+}
+
+TEST(Engine, CompactSsgdDagEqualsExplicitDag) {
+  // Random shapes full of equal times, zero durations and stragglers; every iteration recorded,
+  // then only the last, through one engine that also runs explicit DAGs in between.
+  std::mt19937_64 rng(21);
+  sim::Engine engine;
+  sim::SsgdSimResult compact;
+  sim::SimResult full;
+  for (int round = 0; round < 400; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const model::SsgdConfig c = testing::random_ssgd_config(rng);
+    const model::SsgdDag dag(c);
+    const Dag explicit_dag = dag.expand();
+    ASSERT_TRUE(engine.run(explicit_dag, full).ok());
+    if (round % 20 == 0) expect_same(full, reference(explicit_dag));
+    for (int first : {0, c.iterations - 1}) {
+      ASSERT_TRUE(engine.run(dag, compact, nullptr, first).ok());
+      EXPECT_EQ(compact.first_recorded(), first);
+      EXPECT_EQ(compact.recorded(dag.task_id(first, 0, 0)), true);
+      if (first > 0) {
+        EXPECT_FALSE(compact.recorded(dag.task_id(first, 0, 0) - 1));
+      }
+      expect_same(dag, compact, full);
+    }
+  }
+}
+
+TEST(Engine, CompactSsgdDagOfManyAlikeWorkers) {
+  // Hundreds of equal workers: every collective joins a tie of all of them.
+  model::SsgdConfig c;
+  c.layers.assign(12, model::LayerTime{1000, 2000, 100000});
+  c.layers[3] = model::LayerTime{0, 0, 0};
+  c.workers = 300;
+  c.iterations = 3;
+  c.io = 5000;
+  c.h2d = 700;
+  c.update = 300;
+  for (auto kind : {model::OverlapPolicy::Kind::kNone, model::OverlapPolicy::Kind::kWfbp,
+                    model::OverlapPolicy::Kind::kMgwfbp}) {
+    c.groups = model::make_groups(c.layers, model::OverlapPolicy{kind},
+                                  [](std::int64_t e) { return 500 + e / 100; });
+    const model::SsgdDag dag(c);
+    auto want = sim::simulate(dag.expand());
+    ASSERT_TRUE(want.ok());
+    sim::Engine engine;
+    sim::SsgdSimResult got;
+    ASSERT_TRUE(engine.run(dag, got, nullptr, 0).ok());
+    expect_same(dag, got, *want);
   }
 }
 

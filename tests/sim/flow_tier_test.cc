@@ -223,6 +223,57 @@ TEST(FlowTier, IncastSharesTheReceiversLink) {
   }
 }
 
+// The compact S-SGD DAG under the flow tier: the same timer calls, so every task and every
+// link's load equal the explicit DAG's, with straggling workers and each overlap policy.
+TEST(FlowTier, CompactSsgdDagEqualsExplicitDag) {
+  const Plain p = plain(2, 3);
+  const model::CollectiveFlows f = flows(p, "ring");
+  for (auto kind : {model::OverlapPolicy::Kind::kNone, model::OverlapPolicy::Kind::kWfbp,
+                    model::OverlapPolicy::Kind::kMgwfbp}) {
+    model::SsgdConfig c;
+    for (int l = 0; l < 9; ++l) {
+      c.layers.push_back({20000 + 1000 * l, 40000 + 3000 * l, l == 4 ? 0 : 200000 * (l + 1)});
+    }
+    c.workers = 6;
+    c.iterations = 3;
+    c.h2d = 5000;
+    c.update = 3000;
+    c.slowdown = {1, 1, 1.3, 1, 1, 1};
+    c.groups = model::make_groups(c.layers, model::OverlapPolicy{kind},
+                                  [&](std::int64_t e) { return f.plan(e).analytical; });
+    const model::SsgdDag compact(c);
+    const model::Dag dag = compact.expand();
+    FlowNetwork net_full(p.cluster);
+    FlowNetwork net_compact(p.cluster);
+    for (int it = 0; it < c.iterations; ++it) {
+      for (int g = 0; g < compact.group_count(); ++g) {
+        const auto& group = c.groups[static_cast<std::size_t>(g)];
+        net_full.assign(compact.comm_id(it, g), f.plan(group.elements));
+        net_compact.assign(compact.comm_id(it, g), f.plan(group.elements));
+      }
+    }
+    auto want = simulate(dag, &net_full);
+    ASSERT_TRUE(want.ok()) << want.error().message;
+    Engine engine;
+    SsgdSimResult got;
+    ASSERT_TRUE(engine.run(compact, got, &net_compact, 0).ok());
+    EXPECT_EQ(got.events(), want->events);
+    for (std::size_t i = 0; i < dag.task_count(); ++i) {
+      const auto id = static_cast<model::TaskId>(i);
+      ASSERT_EQ(got.start(id), want->start[i]) << dag.describe(id);
+      ASSERT_EQ(got.finish(id), want->finish[i]) << dag.describe(id);
+      ASSERT_EQ(got.gate(id), want->gate[i]) << dag.describe(id);
+    }
+    const auto a = net_full.loads(0, static_cast<double>(want->makespan));
+    const auto b = net_compact.loads(0, static_cast<double>(want->makespan));
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t l = 0; l < a.size(); ++l) {
+      EXPECT_EQ(a[l].bytes, b[l].bytes);
+      EXPECT_EQ(a[l].busy_ns, b[l].busy_ns);
+    }
+  }
+}
+
 // A whole prediction: on the plain cluster the flow tier gives the analytical prediction.
 TEST(FlowTier, PredictAgreesOnAPlainCluster) {
   auto w = NetworkWorkload::resolve({"resnet50"}, testing::bundled_catalogs());

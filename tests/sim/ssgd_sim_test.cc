@@ -1,8 +1,10 @@
-// The simulator equals DESIGN.md's closed forms exactly when resources do not conflict.
+// The simulator equals DESIGN.md's closed forms exactly when resources do not conflict, and the
+// compact S-SGD DAG's run analyses exactly as the explicit DAG's.
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "common/random_ssgd.h"
 #include "dagsgd/model/ssgd.h"
 #include "dagsgd/sim/analysis.h"
 #include "dagsgd/sim/engine.h"
@@ -22,12 +24,41 @@ model::CommTimeFn linear_comm(Nanos alpha, double ns_per_element) {
   };
 }
 
-// Steady-state iteration time of the last simulated iteration.
+// Steady-state iteration time of the last simulated iteration, the same from the explicit DAG
+// and from the compact one.
 Nanos simulated(const model::SsgdConfig& c) {
   model::Dag dag = model::build_ssgd_dag(c);
   auto r = sim::simulate(dag);
   EXPECT_TRUE(r.ok());
-  return sim::analyze_iteration(dag, *r, c.iterations - 1, 0).time();
+  const Nanos t = sim::analyze_iteration(dag, *r, c.iterations - 1, 0).time();
+  const model::SsgdDag compact(c);
+  sim::Engine engine;
+  sim::SsgdSimResult cr;
+  EXPECT_TRUE(engine.run(compact, cr).ok());
+  EXPECT_EQ(sim::analyze_iteration(compact, cr, c.iterations - 1, 0).time(), t);
+  return t;
+}
+
+void expect_same(const sim::IterationAnalysis& got, const sim::IterationAnalysis& want) {
+  EXPECT_EQ(got.iteration, want.iteration);
+  EXPECT_EQ(got.worker, want.worker);
+  EXPECT_EQ(got.start, want.start);
+  EXPECT_EQ(got.end, want.end);
+  const auto& a = got.breakdown;
+  const auto& b = want.breakdown;
+  EXPECT_EQ(a.forward, b.forward);
+  EXPECT_EQ(a.backward, b.backward);
+  EXPECT_EQ(a.comm_total, b.comm_total);
+  EXPECT_EQ(a.comm_exposed, b.comm_exposed);
+  EXPECT_EQ(a.update, b.update);
+  EXPECT_EQ(a.io, b.io);
+  EXPECT_EQ(a.h2d, b.h2d);
+  EXPECT_EQ(a.memcpy, b.memcpy);
+  EXPECT_EQ(a.other, b.other);
+  EXPECT_EQ(a.idle, b.idle);
+  EXPECT_EQ(got.critical_path.by_kind, want.critical_path.by_kind);
+  EXPECT_EQ(got.critical_path.wait, want.critical_path.wait);
+  EXPECT_EQ(got.critical_path.tasks, want.critical_path.tasks);
 }
 
 model::SsgdConfig config(std::vector<LayerTime> layers, const OverlapPolicy& p,
@@ -190,6 +221,29 @@ TEST(SsgdSim, CriticalPathAndBreakdownAddUp) {
   // Exposed: comm after the last backward (1110) until 2850.
   EXPECT_EQ(a.breakdown.comm_exposed, 2850 - 1110);
   EXPECT_EQ(sim::bound_kind(a.critical_path, a.time()), "communication-bound");
+}
+
+TEST(SsgdSim, CompactDagAnalysisEqualsExplicitDag) {
+  // Every iteration of every worker analysed from the compact run (recording from there on)
+  // equals the explicit DAG's analysis: windows, breakdowns and critical paths.
+  std::mt19937_64 rng(5);
+  sim::Engine engine;
+  sim::SsgdSimResult cr;
+  for (int round = 0; round < 300; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const model::SsgdConfig c = testing::random_ssgd_config(rng);
+    const model::SsgdDag compact(c);
+    const model::Dag dag = compact.expand();
+    auto r = sim::simulate(dag);
+    ASSERT_TRUE(r.ok());
+    for (int it = 0; it < c.iterations; ++it) {
+      ASSERT_TRUE(engine.run(compact, cr, nullptr, it).ok());
+      for (int w = 0; w < c.workers; ++w) {
+        expect_same(sim::analyze_iteration(compact, cr, it, w),
+                    sim::analyze_iteration(dag, *r, it, w));
+      }
+    }
+  }
 }
 
 TEST(SsgdSim, DeterministicAndDetectsCycles) {

@@ -42,6 +42,9 @@ struct Task {
   TaskKind kind = TaskKind::kForward;
 };
 
+// "w2 backward[17] it1", "all comm[3] it0".
+std::string describe_task(const Task& t);
+
 struct Resource {
   std::string name;  // "w3.compute", "comm", ...
   int capacity = 1;  // tasks it can run at once

@@ -70,6 +70,101 @@ struct SsgdConfig {
 // channel serializes collectives in issue order. Tasks are added iteration by iteration.
 Dag build_ssgd_dag(const SsgdConfig& config);
 
+// The largest S-SGD DAG dagsgd simulates, in workers' tasks (workers x (2L+3) x iterations; the
+// collectives, at most one per layer and iteration, come on top). The 131,072-GPU ResNet-50
+// prediction (3 iterations) holds 138 million, a quarter of it, and takes 0.53 GiB and 5 s of
+// CPU time (docs/performance.md), so a prediction at the limit stays near 2 GiB and 20 s.
+inline constexpr std::int64_t kMaxSimulatedTasks = std::int64_t{1} << 29;
+// The task count of an S-SGD DAG of this shape (groups <= layers), or an error saying why it is
+// too large to simulate.
+Expected<std::int64_t> ssgd_task_count(std::int64_t workers, std::int64_t layers,
+                                       std::int64_t groups, std::int64_t iterations);
+
+// The DAG build_ssgd_dag(config) builds, without building it: every worker runs the same chain
+// of tasks (its durations scaled by its slowdown), so the DAG is stored as one template of
+// 2L+3 tasks per distinct worker plus the collectives, and its edges are implied. Task ids and
+// every task's fields are those of build_ssgd_dag(config), so results of either index alike;
+// sim::Engine runs it directly in memory that grows with the workers, not with the tasks
+// (docs/performance.md, "The compact S-SGD DAG"). Requires at least one layer and groups with
+// distinct first layers (make_groups' are).
+class SsgdDag {
+ public:
+  explicit SsgdDag(SsgdConfig config);
+
+  // A worker's tasks in one iteration, by position: io, h2d, f[0..L-1], b[L-1..0], update.
+  static constexpr int kIo = 0;
+  static constexpr int kH2D = 1;
+  static constexpr int kFirstForward = 2;
+  int first_backward() const { return kFirstForward + layers_; }  // b[L-1]
+  int update_position() const { return 2 * layers_ + 2; }
+  int worker_tasks() const { return 2 * layers_ + 3; }
+  // The layer of the backward task at `position`.
+  int backward_layer(int position) const { return 2 * layers_ + 1 - position; }
+
+  const SsgdConfig& config() const { return config_; }
+  int workers() const { return config_.workers; }
+  int iterations() const { return config_.iterations; }
+  int layers() const { return layers_; }
+  int group_count() const { return static_cast<int>(config_.groups.size()); }
+  std::size_t iteration_tasks() const { return iteration_tasks_; }
+  std::size_t task_count() const {
+    return iteration_tasks_ * static_cast<std::size_t>(iterations());
+  }
+  std::size_t edge_count() const;
+
+  TaskId task_id(int iteration, int worker, int position) const {
+    return static_cast<TaskId>(static_cast<std::size_t>(iteration) * iteration_tasks_ +
+                               static_cast<std::size_t>(worker) * worker_tasks_ +
+                               static_cast<std::size_t>(position));
+  }
+  TaskId comm_id(int iteration, int group) const {
+    return static_cast<TaskId>(static_cast<std::size_t>(iteration) * iteration_tasks_ +
+                               comm_offset_ + static_cast<std::size_t>(group));
+  }
+  // Where task `id` sits: its iteration, and its worker and position, or (-1, group) for a
+  // collective.
+  struct Place {
+    int iteration = 0;
+    int worker = 0;
+    int position = 0;
+  };
+  Place place(TaskId id) const;
+
+  // The durations of `worker`'s tasks by position (its slowdown applied as build_ssgd_dag
+  // does), and whether all workers share one template.
+  const Nanos* durations_of(int worker) const {
+    const std::size_t t =
+        uniform() ? 0
+                  : static_cast<std::size_t>(worker_template_[static_cast<std::size_t>(worker)]);
+    return durations_.data() + t * worker_tasks_;
+  }
+  Nanos duration(int worker, int position) const {
+    return durations_of(worker)[static_cast<std::size_t>(position)];
+  }
+  bool uniform() const { return worker_template_.empty(); }
+  // The group a backward task at `position` triggers, or -1.
+  int triggered_group(int position) const {
+    return trigger_of_position_[static_cast<std::size_t>(position)];
+  }
+
+  Task task(TaskId id) const;
+  std::string describe(TaskId id) const;
+  // The same DAG built explicitly (build_ssgd_dag(config())).
+  Dag expand() const { return build_ssgd_dag(config_); }
+
+ private:
+  SsgdConfig config_;
+  int layers_ = 0;
+  std::size_t worker_tasks_ = 0;
+  std::size_t comm_offset_ = 0;      // workers * worker_tasks
+  std::size_t iteration_tasks_ = 0;  // comm_offset + groups
+  // Durations of each distinct worker template, worker_tasks apiece; which template each worker
+  // uses (empty: all use the first).
+  std::vector<Nanos> durations_;
+  std::vector<std::int32_t> worker_template_;
+  std::vector<std::int32_t> trigger_of_position_;
+};
+
 // Closed forms for a single iteration when resources do not conflict (all workers alike).
 Nanos closed_form_no_overlap(Nanos io, Nanos h2d, const std::vector<LayerTime>& layers,
                              Nanos comm_total, Nanos update);

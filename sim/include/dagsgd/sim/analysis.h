@@ -49,6 +49,11 @@ struct IterationAnalysis {
 IterationAnalysis analyze_iteration(const model::Dag& dag, const SimResult& result, int iteration,
                                     int worker);
 
+// The same for a run of the compact S-SGD DAG, equal to the analysis of the explicit DAG's run.
+// `iteration` must be recorded (result.first_recorded() or later).
+IterationAnalysis analyze_iteration(const model::SsgdDag& dag, const SsgdSimResult& result,
+                                    int iteration, int worker);
+
 // "communication-bound", "compute-bound", "input-bound" or "update-bound", from the critical
 // path's largest share.
 std::string bound_kind(const CriticalPath& path, model::Nanos iteration_time);
