@@ -153,6 +153,23 @@ Expected<Dag::Path> Dag::longest_path() const {
   return p;
 }
 
+Expected<void> Dag::check_bounds() const {
+  Nanos total = 0;
+  for (std::size_t i = 0; i < tasks_.size(); ++i) {
+    const Nanos d = tasks_[i].duration;
+    if (d < 0 || d >= kMaxDuration) {
+      return Error{"task " + describe(static_cast<TaskId>(i)) + " lasts " + std::to_string(d) +
+                   " ns: out of range (a duration must be from 0 to below 1e15 ns, 11.6 days)"};
+    }
+    total += d;  // below 2^62 + 1e15: no overflow
+    if (total >= kMaxDagTime) {
+      return Error{"the tasks' durations add up to more than 2^62 ns (at task " +
+                   describe(static_cast<TaskId>(i)) + "): out of range for a simulation"};
+    }
+  }
+  return ok();
+}
+
 std::string Dag::describe(TaskId id) const {
   const Task& t = task(id);
   std::string s = t.worker >= 0 ? "w" + std::to_string(t.worker) + " " : std::string("all ");
