@@ -34,7 +34,9 @@ ResourceId Dag::add_resource(std::string name, int capacity) {
 TaskId Dag::add_task(const Task& t) {
   DAGSGD_CHECK(!finalized_);
   DAGSGD_CHECK(t.resource >= 0 && static_cast<std::size_t>(t.resource) < resources_.size());
-  DAGSGD_CHECK(t.duration >= 0);
+  // Builders take durations from checked input (check_ssgd_config, the importer's ranges): one out
+  // of range here is a bug in the caller, never a number to simulate with.
+  DAGSGD_CHECK(t.duration >= 0 && t.duration < kMaxDuration);
   tasks_.push_back(t);
   return static_cast<TaskId>(tasks_.size() - 1);
 }

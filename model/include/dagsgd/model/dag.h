@@ -55,6 +55,7 @@ struct Resource {
 class Dag {
  public:
   ResourceId add_resource(std::string name, int capacity = 1);
+  // The duration must be from 0 to below kMaxDuration (a broken invariant aborts).
   TaskId add_task(const Task& t);
   void add_edge(TaskId from, TaskId to, EdgeKind kind = EdgeKind::kSequence);
   void reserve(std::size_t tasks, std::size_t edges);
