@@ -2,7 +2,7 @@
 # in the `fuzz` preset (clang; tools/fuzz runs them), and in every other build a replay program
 # that ctest runs over the target's seed corpus and regression inputs (label `fuzz`).
 option(DAGSGD_FUZZ "Build the libFuzzer targets (clang only; the fuzz preset sets it)" OFF)
-set(DAGSGD_FUZZ_TARGETS importer manifest network hardware osu_log bcaffe_log)
+set(DAGSGD_FUZZ_TARGETS importer manifest network hardware topology osu_log bcaffe_log)
 foreach(t ${DAGSGD_FUZZ_TARGETS})
   if(DAGSGD_FUZZ)
     set(exe fuzz_${t})
