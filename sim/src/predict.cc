@@ -76,6 +76,8 @@ model::Expected<Run> simulate_once(const PredictRequest& req, int workers,
   c.h2d = req.h2d;
   c.update = req.update;
   if (with_comm && workers > 1) c.groups = model::make_groups(c.layers, req.overlap, comm);
+  // Sizes and times from input: an Error before any memory is spent on the DAG.
+  DAGSGD_TRY(model::check_ssgd_config(c));
   model::Dag dag = model::build_ssgd_dag(c);
   std::unique_ptr<FlowNetwork> net;
   if (flow != nullptr && !c.groups.empty()) {
