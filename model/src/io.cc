@@ -161,7 +161,7 @@ Expected<std::string> read_gzip(int fd, const std::string& path, std::int64_t ma
 
 bool file_exists(const std::string& path) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
+  return ::lstat(path.c_str(), &st) == 0;  // a dangling link is there too
 }
 
 Expected<std::string> read_file(const std::string& path, std::int64_t max_bytes) {
@@ -194,6 +194,11 @@ Expected<std::string> read_file(const std::string& path, std::int64_t max_bytes)
 Expected<void> write_file(const std::string& path, const std::string& content, bool force) {
   if (!force && file_exists(path)) {
     return Error{"'" + path + "' exists; use --force to overwrite it"};
+  }
+  // A link is replaced, never written through: it may name a file anywhere, or nothing yet.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && ::unlink(path.c_str()) != 0) {
+    return Error{"cannot replace the link '" + path + "': " + std::strerror(errno)};
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return Error{"cannot write '" + path + "': " + std::strerror(errno)};

@@ -26,9 +26,11 @@ inline constexpr std::int64_t kGzipRatioFloorBytes = std::int64_t{16} << 20;
 // file is inflated, stopping early beyond `max_bytes` or kMaxGzipRatio. The error names the file.
 Expected<std::string> read_file(const std::string& path, std::int64_t max_bytes = kMaxTraceBytes);
 
-// Writes a whole file. Refuses to replace an existing file unless `force`.
+// Writes a whole file. Refuses to replace an existing file (or a link, even a dangling one)
+// unless `force`; with `force` a link is replaced by the file, not written through.
 Expected<void> write_file(const std::string& path, const std::string& content, bool force);
 
+// Whether anything is at `path`: a file, a directory, or a link (dangling ones included).
 bool file_exists(const std::string& path);
 
 // "line 3, column 17": where byte `offset` of `text` is (both 1-based; columns count bytes).
