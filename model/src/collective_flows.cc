@@ -78,6 +78,7 @@ class Patterns {
   // Pairwise exchanges at distance `d` among the first `p2` positions (i with i XOR d).
   std::vector<Transfer> exchange(int p2, int d) const {
     std::vector<Transfer> t;
+    t.reserve(static_cast<std::size_t>(p2));
     for (int i = 0; i < p2; ++i) t.push_back(at(i, i ^ d));
     return t;
   }
@@ -123,6 +124,7 @@ std::vector<Transfer> tree_phase(const Patterns& pat, bool up) {
   std::vector<Transfer> t;
   if (nodes.size() == 1) return pat.double_tree(nodes.front(), up);
   std::vector<int> leaders;
+  leaders.reserve(nodes.size());
   for (const auto& n : nodes) leaders.push_back(n.front());
   t = pat.double_tree(leaders, up);
   for (const auto& n : nodes) {
@@ -185,6 +187,7 @@ std::vector<PhaseTransfers> transfers_of(const std::string& algorithm, const Pla
       std::vector<Transfer> inter;
       for (std::size_t k = 0; k < g; ++k) {
         std::vector<int> shard;
+        shard.reserve(nodes.size());
         for (const auto& n : nodes) shard.push_back(n[std::min(k, n.size() - 1)]);
         auto r = pat.ring(shard);
         inter.insert(inter.end(), r.begin(), r.end());

@@ -35,6 +35,7 @@ struct ValidateFlags {
   runtime::ExperimentSettings run;
   bool quick = false;
   bool no_cpu_model = false;
+  std::string network_model = "flow";
 };
 
 double now_s() {
@@ -208,7 +209,7 @@ int run_validate(const ValidateFlags& flags) {
   }
 
   // Each configuration predicted from the same configuration on every other profile.
-  sim::Validator validator(!f.no_cpu_model);
+  sim::Validator validator(!f.no_cpu_model, f.network_model);
   const auto& runs = rep.measured;
   for (std::size_t t = 0; t < runs.size(); ++t) {
     for (std::size_t s = 0; s < runs.size() && runs[t].ok; ++s) {
@@ -245,6 +246,7 @@ int run_validate(const ValidateFlags& flags) {
   rep.batch = f.run.batch;
   rep.ranks_per_host = f.run.ranks_per_host;
   rep.host_cpu_model = !f.no_cpu_model;
+  rep.network_model = f.network_model;
   for (const auto& p : grid->profiles) {
     rep.profiles.push_back({p.name, p.tc_rate, p.rate_gbps, p.latency_us});
   }
@@ -294,6 +296,10 @@ void add_validate(CLI::App& root, Action& action) {
   cmd->add_flag("--no-cpu-model", f->no_cpu_model,
                 "replay with the traced compute durations as they are, instead of running the "
                 "ranks' computation on the machine's cores (replay --cpus)");
+  cmd->add_option("--network-model", f->network_model,
+                  "flow: collectives in flight share the target's links (default); analytic: "
+                  "each priced alone, bodies one after another")
+      ->check(CLI::IsMember({"flow", "analytic"}));
   cmd->add_flag("--reuse", f->run.reuse,
                 "reuse run directories and benchmark logs already in --out (re-predict only)");
   cmd->add_flag("--quick", f->quick,
