@@ -397,6 +397,12 @@ Expected<void> check_link(const LinkCost& l, const std::string& which) {
       bad(l.rendezvous_ns) || l.eager_limit < 0) {
     return Error{which + " link: costs must be finite and >= 0"};
   }
+  const auto max = static_cast<double>(kMaxDuration);
+  if (l.alpha_ns >= max || l.rendezvous_ns >= max || l.beta_ns_per_byte >= max ||
+      l.gamma_ns_per_byte >= max) {
+    return Error{which +
+                 " link: a per-message latency or per-byte time reaches 1e15 ns: out of range"};
+  }
   return ok();
 }
 
@@ -410,10 +416,12 @@ class AnalyticalCommModel final : public CommModel {
 
   Nanos exchange_time(std::int64_t elements) const override {
     if (elements < 0) throw std::invalid_argument("exchange_time: negative element count");
-    return std::llround(cost(elements, /*startup_only=*/false));
+    return saturating_nanos(cost(elements, /*startup_only=*/false));
   }
 
-  Nanos startup_latency() const override { return std::llround(cost(1, /*startup_only=*/true)); }
+  Nanos startup_latency() const override {
+    return saturating_nanos(cost(1, /*startup_only=*/true));
+  }
 
   // "auto" as NCCL does it: the cheaper of tree and ring at this size (ties: ring), on one node
   // rings only. Without an eager/rendezvous step this is "tree below
@@ -530,14 +538,16 @@ class MeasuredCommModel final : public CommModel {
       return static_cast<double>(slowest ? curve_.slowest[k] : pts[k].second);
     };
     const double bytes = static_cast<double>(elements) * bytes_per_element_;
-    if (bytes <= static_cast<double>(pts.front().first)) return std::llround(at(0));
+    if (bytes <= static_cast<double>(pts.front().first)) return saturating_nanos(at(0));
     const std::size_t last = pts.size() - 1;
     if (bytes >= static_cast<double>(pts[last].first)) {
       const std::int64_t last_elements =
           std::max<std::int64_t>(1, pts[last].first / bytes_per_element_);
-      return std::llround(at(last)) +
-             std::max<Nanos>(
-                 0, formula_->exchange_time(elements) - formula_->exchange_time(last_elements));
+      // Both formula times are saturated at kMaxTimestamp at worst: no overflow here.
+      return std::min(kMaxTimestamp,
+                      saturating_nanos(at(last)) +
+                          std::max<Nanos>(0, formula_->exchange_time(elements) -
+                                                 formula_->exchange_time(last_elements)));
     }
     auto hi = std::upper_bound(pts.begin(), pts.end(), bytes,
                                [](double b, const std::pair<Bytes, Nanos>& p) {
@@ -546,7 +556,7 @@ class MeasuredCommModel final : public CommModel {
     const auto k = static_cast<std::size_t>(std::distance(pts.begin(), hi));
     const double f = (bytes - static_cast<double>(pts[k - 1].first)) /
                      static_cast<double>(pts[k].first - pts[k - 1].first);
-    return std::llround(at(k - 1) + f * (at(k) - at(k - 1)));
+    return saturating_nanos(at(k - 1) + f * (at(k) - at(k - 1)));
   }
 
   MeasuredAllreduce curve_;
@@ -573,6 +583,32 @@ const MeasuredAllreduce* measured_curve(const Topology& topo) {
 }
 
 }  // namespace
+
+namespace {
+
+Error out_of_range(const CommModel& m, std::int64_t elements) {
+  return Error{"aggregating " + std::to_string(elements) + " gradient elements (" +
+               m.algorithm_for(elements) +
+               ") takes 1e15 ns (11.6 days) or more: out of range; check the fabric's "
+               "bandwidth and latency"};
+}
+
+}  // namespace
+
+Expected<Nanos> CommModel::checked_exchange_time(std::int64_t elements) const {
+  const Nanos t = exchange_time(elements);
+  if (t < 0 || t >= kMaxDuration) return out_of_range(*this, elements);
+  return t;
+}
+
+Expected<CollectivePhases> CommModel::checked_phases(std::int64_t elements) const {
+  const CollectivePhases ph = phases(elements);
+  if (ph.startup < 0 || ph.body < 0 || ph.tail < 0 || ph.startup >= kMaxDuration ||
+      ph.body >= kMaxDuration || ph.tail >= kMaxDuration || ph.total() >= kMaxDuration) {
+    return out_of_range(*this, elements);
+  }
+  return ph;
+}
 
 CollectivePhases CommModel::phases(std::int64_t elements) const {
   CollectivePhases ph;
@@ -640,6 +676,12 @@ Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
     return Error{"topology needs at least 1 node and 1 GPU per node, got " +
                  std::to_string(topo.nodes) + " x " + std::to_string(topo.gpus_per_node)};
   }
+  if (std::int64_t{topo.nodes} * topo.gpus_per_node > kMaxWorkers) {
+    return Error{"topology of " + std::to_string(topo.nodes) + " nodes x " +
+                 std::to_string(topo.gpus_per_node) +
+                 " GPUs = " + std::to_string(std::int64_t{topo.nodes} * topo.gpus_per_node) +
+                 " workers is out of range (at most " + std::to_string(kMaxWorkers) + ")"};
+  }
   DAGSGD_TRY(check_link(topo.intra, "intra-node"));
   DAGSGD_TRY(check_link(topo.inter, "inter-node"));
   DAGSGD_TRY(collective_algorithms().check(config.algorithm));
@@ -647,8 +689,9 @@ Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
   if (!(config.topk >= 0 && config.topk <= 1)) {
     return Error{"topk must be a fraction in [0, 1], got " + std::to_string(config.topk)};
   }
-  if (config.ps_servers < 0) {
-    return Error{"ps_servers must be >= 0, got " + std::to_string(config.ps_servers)};
+  if (config.ps_servers < 0 || config.ps_servers > kMaxWorkers) {
+    return Error{"ps_servers must be from 0 to " + std::to_string(kMaxWorkers) + ", got " +
+                 std::to_string(config.ps_servers)};
   }
   const MeasuredAllreduce* curve = nullptr;
   if ((measured || config.algorithm == detail::kAuto) && topo.workers() > 1 && !config.stack) {

@@ -34,7 +34,9 @@ ResourceId Dag::add_resource(std::string name, int capacity) {
 TaskId Dag::add_task(const Task& t) {
   DAGSGD_CHECK(!finalized_);
   DAGSGD_CHECK(t.resource >= 0 && static_cast<std::size_t>(t.resource) < resources_.size());
-  DAGSGD_CHECK(t.duration >= 0);
+  // Builders take durations from checked input (check_ssgd_config, the importer's ranges): one out
+  // of range here is a bug in the caller, never a number to simulate with.
+  DAGSGD_CHECK(t.duration >= 0 && t.duration < kMaxDuration);
   tasks_.push_back(t);
   return static_cast<TaskId>(tasks_.size() - 1);
 }
@@ -151,6 +153,23 @@ Expected<Dag::Path> Dag::longest_path() const {
   for (TaskId t = last; t != kNoTask; t = pred[static_cast<std::size_t>(t)]) p.tasks.push_back(t);
   std::reverse(p.tasks.begin(), p.tasks.end());
   return p;
+}
+
+Expected<void> Dag::check_bounds() const {
+  Nanos total = 0;
+  for (std::size_t i = 0; i < tasks_.size(); ++i) {
+    const Nanos d = tasks_[i].duration;
+    if (d < 0 || d >= kMaxDuration) {
+      return Error{"task " + describe(static_cast<TaskId>(i)) + " lasts " + std::to_string(d) +
+                   " ns: out of range (a duration must be from 0 to below 1e15 ns, 11.6 days)"};
+    }
+    total += d;  // below 2^62 + 1e15: no overflow
+    if (total >= kMaxDagTime) {
+      return Error{"the tasks' durations add up to more than 2^62 ns (at task " +
+                   describe(static_cast<TaskId>(i)) + "): out of range for a simulation"};
+    }
+  }
+  return ok();
 }
 
 std::string Dag::describe(TaskId id) const { return describe_task(task(id)); }

@@ -36,6 +36,27 @@ const std::vector<std::string> kFabricFields = {"name",
                                                 "source"};
 const std::vector<std::string> kScopes = {"intra", "inter", "both"};
 
+// The ranges a catalog row may state, in file units (docs/limits.md): far beyond any real GPU or
+// link, tight enough that every time computed from them is a finite double.
+constexpr double kMinRate = 1e-6;  // TFLOP/s, GB/s, Gbit/s: 1 MFLOP/s, 1 kB/s, 1 kbit/s
+constexpr double kMaxTflops = 1e6;
+constexpr double kMaxGbytesPerS = 1e6;
+constexpr double kMaxGbps = 1e7;
+constexpr double kMaxLatencyUs = 1e7;  // 10 s per message
+constexpr double kMaxEagerLimitBytes = 1e12;
+constexpr double kMaxMeasuredBytes = 1e15;
+constexpr double kMaxMeasuredRanks = 1 << 20;
+
+// At most 60 characters of a value for an error message; arrays and objects are not dumped
+// (they can be huge, or nested deeper than a recursive dump has stack for).
+std::string short_dump(const Json& j) {
+  if (j.is_array()) return "a list";
+  if (j.is_object()) return "an object";
+  std::string d = j.dump();
+  if (d.size() > 60) d = d.substr(0, 57) + "...";
+  return d;
+}
+
 std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
@@ -65,18 +86,22 @@ class Row {
     return it->get<std::string>();
   }
 
-  // A finite number >= 0 (> 0 when `positive`); `fallback` when absent and not required.
-  Expected<double> number(const std::string& key, bool required, bool positive,
-                          double fallback = 0) const {
+  // A finite number in [lo, hi] (file units, named by `unit` in the message); `fallback` when
+  // absent and not required.
+  Expected<double> number(const std::string& key, bool required, double lo, double hi,
+                          const char* unit, double fallback = 0) const {
     auto it = j_.find(key);
     if (it == j_.end()) {
       if (required) return Error{"missing '" + key + "'"};
       return fallback;
     }
-    if (!it->is_number()) return Error{"'" + key + "' must be a number, got " + it->dump()};
+    if (!it->is_number()) return Error{"'" + key + "' must be a number, got " + short_dump(*it)};
     double v = it->get<double>();
-    if (!std::isfinite(v) || v < 0 || (positive && v == 0)) {
-      return Error{"'" + key + "' must be " + (positive ? "> 0" : ">= 0") + ", got " + it->dump()};
+    if (!(v >= lo && v <= hi)) {
+      std::ostringstream msg;
+      msg << "'" << key << "' must be from " << lo << " to " << hi << " " << unit << ", got "
+          << short_dump(*it) << (std::isfinite(v) && v >= 0 ? " (out of range)" : "");
+      return Error{msg.str()};
     }
     return v;
   }
@@ -108,13 +133,13 @@ Expected<GpuSpec> parse_gpu(const Json& j) {
   auto source = row.text("source");
   DAGSGD_TRY(source);
   g.source = *source;
-  auto fp32 = row.number("fp32_tflops", true, true);
+  auto fp32 = row.number("fp32_tflops", true, kMinRate, kMaxTflops, "TFLOP/s");
   DAGSGD_TRY(fp32);
   g.fp32_flops = *fp32 * kFlopsPerTflops;
-  auto fp16 = row.number("fp16_tflops", true, true);
+  auto fp16 = row.number("fp16_tflops", true, kMinRate, kMaxTflops, "TFLOP/s");
   DAGSGD_TRY(fp16);
   g.fp16_flops = *fp16 * kFlopsPerTflops;
-  auto mem = row.number("memory_gbytes_per_s", true, true);
+  auto mem = row.number("memory_gbytes_per_s", true, kMinRate, kMaxGbytesPerS, "GB/s");
   DAGSGD_TRY(mem);
   g.memory_bandwidth = *mem * kBytesPerSecPerGBps;
   return g;
@@ -123,7 +148,7 @@ Expected<GpuSpec> parse_gpu(const Json& j) {
 // "allreduce_measured": [{"ranks": 2, "sizes_bytes": [...], "latency_us": [...]}, ...]
 Expected<std::vector<MeasuredAllreduce>> parse_measured(const Json& j) {
   const std::string field = "'allreduce_measured'";
-  if (!j.is_array()) return Error{field + " must be a list, got " + j.dump()};
+  if (!j.is_array()) return Error{field + " must be a list, got " + short_dump(j)};
   std::vector<MeasuredAllreduce> out;
   std::set<int> seen;
   for (std::size_t i = 0; i < j.size(); ++i) {
@@ -133,7 +158,7 @@ Expected<std::vector<MeasuredAllreduce>> parse_measured(const Json& j) {
     Row row(c);
     auto only = row.only_fields({"ranks", "sizes_bytes", "latency_us", "max_latency_us"});
     if (!only) return Error{where + ": " + only.error().message};
-    auto ranks = row.number("ranks", true, true);
+    auto ranks = row.number("ranks", true, 2, kMaxMeasuredRanks, "ranks");
     if (!ranks) return Error{where + ": " + ranks.error().message};
     if (*ranks < 2 || *ranks != std::floor(*ranks)) {
       return Error{where + ": 'ranks' must be a whole number >= 2"};
@@ -154,20 +179,23 @@ Expected<std::vector<MeasuredAllreduce>> parse_measured(const Json& j) {
     for (std::size_t k = 0; k < sizes->size(); ++k) {
       const Json& b = (*sizes)[k];
       const Json& t = (*lat)[k];
-      if (!b.is_number_integer() || b.get<std::int64_t>() <= 0) {
+      if (!b.is_number_integer() || b.get<double>() <= 0 || b.get<double>() > kMaxMeasuredBytes) {
         return Error{where + ": sizes_bytes[" + std::to_string(k) +
-                     "] must be a whole number > 0, got " + b.dump()};
+                     "] must be a whole number from 1 to 1e15, got " + short_dump(b)};
       }
-      if (!t.is_number() || !std::isfinite(t.get<double>()) || t.get<double>() <= 0) {
+      if (!t.is_number() || !(t.get<double>() > 0)) {
         return Error{where + ": latency_us[" + std::to_string(k) + "] must be > 0, got " +
-                     t.dump()};
+                     short_dump(t)};
       }
+      auto latency =
+          duration_ns(t.get<double>(), 1e3, where + ": latency_us[" + std::to_string(k) + "]");
+      DAGSGD_TRY(latency);
       const Bytes bytes = b.get<std::int64_t>();
       if (!m.points.empty() && bytes <= m.points.back().first) {
         return Error{where + ": sizes_bytes must increase (" + std::to_string(bytes) + " after " +
                      std::to_string(m.points.back().first) + ")"};
       }
-      m.points.emplace_back(bytes, from_micros(t.get<double>()));
+      m.points.emplace_back(bytes, *latency);
     }
     if (auto mx = c.find("max_latency_us"); mx != c.end()) {
       if (!mx->is_array() || mx->size() != sizes->size()) {
@@ -175,13 +203,15 @@ Expected<std::vector<MeasuredAllreduce>> parse_measured(const Json& j) {
       }
       for (std::size_t k = 0; k < mx->size(); ++k) {
         const Json& t = (*mx)[k];
-        if (!t.is_number() || !std::isfinite(t.get<double>()) ||
-            from_micros(t.get<double>()) < m.points[k].second) {
-          return Error{where + ": max_latency_us[" + std::to_string(k) +
-                       "] must be a number >= latency_us[" + std::to_string(k) + "], got " +
-                       t.dump()};
+        const std::string what = where + ": max_latency_us[" + std::to_string(k) + "]";
+        if (!t.is_number()) return Error{what + " must be a number, got " + short_dump(t)};
+        auto slowest = duration_ns(t.get<double>(), 1e3, what);
+        DAGSGD_TRY(slowest);
+        if (*slowest < m.points[k].second) {
+          return Error{what + " must be >= latency_us[" + std::to_string(k) + "], got " +
+                       short_dump(t)};
         }
-        m.slowest.push_back(from_micros(t.get<double>()));
+        m.slowest.push_back(*slowest);
       }
     }
     out.push_back(std::move(m));
@@ -209,9 +239,9 @@ Expected<FabricSpec> parse_fabric(const Json& j) {
     return Error{"unknown scope '" + *scope + "'; valid scopes: " + join(kScopes)};
   }
   f.scope = *scope;
-  auto nominal = row.number("nominal_gbps", true, true);
+  auto nominal = row.number("nominal_gbps", true, kMinRate, kMaxGbps, "Gbit/s");
   DAGSGD_TRY(nominal);
-  auto achievable = row.number("achievable_gbps", true, true);
+  auto achievable = row.number("achievable_gbps", true, kMinRate, kMaxGbps, "Gbit/s");
   DAGSGD_TRY(achievable);
   // A collective cannot beat the wire; a larger value is a unit slip (GB/s written as Gbit/s).
   if (*achievable > *nominal) {
@@ -221,14 +251,14 @@ Expected<FabricSpec> parse_fabric(const Json& j) {
   }
   f.nominal_bandwidth = *nominal * kBytesPerSecPerGbps;
   f.achievable_bandwidth = *achievable * kBytesPerSecPerGbps;
-  auto latency = row.number("latency_us", true, false);
+  auto latency = row.number("latency_us", true, 0, kMaxLatencyUs, "us");
   DAGSGD_TRY(latency);
   f.latency = from_micros(*latency);
-  auto eager = row.number("eager_limit_bytes", false, false);
+  auto eager = row.number("eager_limit_bytes", false, 0, kMaxEagerLimitBytes, "bytes");
   DAGSGD_TRY(eager);
   if (*eager != std::floor(*eager)) return Error{"'eager_limit_bytes' must be a whole number"};
   f.eager_limit = static_cast<Bytes>(*eager);
-  auto rendezvous = row.number("rendezvous_latency_us", false, false);
+  auto rendezvous = row.number("rendezvous_latency_us", false, 0, kMaxLatencyUs, "us");
   DAGSGD_TRY(rendezvous);
   if (*rendezvous > 0 && f.eager_limit == 0) {
     return Error{"'rendezvous_latency_us' needs 'eager_limit_bytes' > 0"};
@@ -242,11 +272,12 @@ Expected<FabricSpec> parse_fabric(const Json& j) {
   return f;
 }
 
-Expected<Json> parse_json_file(const std::string& path) {
-  auto text = read_file(path);
-  DAGSGD_TRY(text);
-  Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
-  if (j.is_discarded()) return Error{"hardware file '" + path + "': not valid JSON"};
+Expected<Json> parse_json_text(const std::string& text, const std::string& where) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+  if (j.is_discarded()) {
+    return Error{"hardware file '" + where +
+                 "': not valid JSON: " + json_syntax_error(text, /*allow_comments=*/true)};
+  }
   return j;
 }
 
@@ -275,10 +306,11 @@ Expected<std::vector<const Json*>> catalog_rows(const Json& doc, const std::stri
 }
 
 template <class Spec, class Parse>
-Expected<std::vector<Spec>> load_rows(const std::string& path, const std::string& key,
-                                      const std::string& kind, Parse parse) {
+Expected<std::vector<Spec>> parse_rows(const std::string& text, const std::string& path,
+                                       const std::string& key, const std::string& kind,
+                                       Parse parse) {
   const std::string file_ctx = "hardware file '" + path + "'";
-  auto doc = parse_json_file(path);
+  auto doc = parse_json_text(text, path);
   DAGSGD_TRY(doc);
   auto rows = catalog_rows(*doc, key);
   if (!rows) return with_context(file_ctx, rows.error());
@@ -331,18 +363,36 @@ Expected<HardwareCatalog> HardwareCatalog::load_default() {
 
 Expected<HardwareCatalog> HardwareCatalog::load(const std::string& gpus_path,
                                                 const std::string& fabrics_path) {
+  auto gpus = read_file(gpus_path, kMaxDocumentBytes);
+  DAGSGD_TRY(gpus);
+  auto fabrics = read_file(fabrics_path, kMaxDocumentBytes);
+  DAGSGD_TRY(fabrics);
+  return parse(*gpus, gpus_path, *fabrics, fabrics_path);
+}
+
+Expected<HardwareCatalog> HardwareCatalog::parse(const std::string& gpus_json,
+                                                 const std::string& gpus_where,
+                                                 const std::string& fabrics_json,
+                                                 const std::string& fabrics_where) {
   HardwareCatalog catalog;
-  auto gpus = load_rows<GpuSpec>(gpus_path, "gpus", "gpu", parse_gpu);
+  auto gpus = parse_rows<GpuSpec>(gpus_json, gpus_where, "gpus", "gpu", parse_gpu);
   DAGSGD_TRY(gpus);
   catalog.gpus_ = std::move(*gpus);
-  auto fabrics = load_rows<FabricSpec>(fabrics_path, "fabrics", "fabric", parse_fabric);
+  auto fabrics =
+      parse_rows<FabricSpec>(fabrics_json, fabrics_where, "fabrics", "fabric", parse_fabric);
   DAGSGD_TRY(fabrics);
   catalog.fabrics_ = std::move(*fabrics);
   return catalog;
 }
 
 Expected<void> HardwareCatalog::add_fabric_file(const std::string& path) {
-  auto fabrics = load_rows<FabricSpec>(path, "fabrics", "fabric", parse_fabric);
+  auto text = read_file(path, kMaxDocumentBytes);
+  DAGSGD_TRY(text);
+  return add_fabric_json(*text, path);
+}
+
+Expected<void> HardwareCatalog::add_fabric_json(const std::string& text, const std::string& where) {
+  auto fabrics = parse_rows<FabricSpec>(text, where, "fabrics", "fabric", parse_fabric);
   DAGSGD_TRY(fabrics);
   for (auto& f : *fabrics) {
     auto it = std::find_if(fabrics_.begin(), fabrics_.end(),

@@ -1,57 +1,204 @@
-// Whole-file reading (plain or gzip) and careful writing for every component.
+// Whole-file reading (plain or gzip, with size and inflate-ratio caps) and careful writing for
+// every component.
 #include "dagsgd/model/io.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <vector>
 
 namespace dagsgd::model {
 
-bool file_exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
+namespace {
+
+constexpr std::size_t kChunk = std::size_t{1} << 16;
+
+std::string human_bytes(std::int64_t n) {
+  if (n >= (std::int64_t{1} << 30) && n % (std::int64_t{1} << 30) == 0) {
+    return std::to_string(n >> 30) + " GiB";
+  }
+  if (n >= (std::int64_t{1} << 20) && n % (std::int64_t{1} << 20) == 0) {
+    return std::to_string(n >> 20) + " MiB";
+  }
+  return std::to_string(n) + " bytes";
 }
 
-Expected<std::string> read_file(const std::string& path) {
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// Owns a file descriptor.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Reads up to `n` bytes; 0 at the end of the file, -1 on error (errno set).
+ssize_t read_some(int fd, char* buf, std::size_t n) {
+  for (;;) {
+    ssize_t got = ::read(fd, buf, n);
+    if (got >= 0 || errno != EINTR) return got;
+  }
+}
+
+Expected<std::string> read_plain(int fd, const std::string& path, std::int64_t size_hint,
+                                 std::int64_t max_bytes) {
+  std::string out;
+  // Files of /proc report size 0 and still have content: the hint only reserves.
+  if (size_hint > 0) out.reserve(static_cast<std::size_t>(size_hint));
+  std::vector<char> buf(kChunk);
+  for (;;) {
+    ssize_t got = read_some(fd, buf.data(), buf.size());
+    if (got < 0) return Error{"cannot read '" + path + "': " + std::strerror(errno)};
+    if (got == 0) break;
+    if (static_cast<std::int64_t>(out.size()) + got > max_bytes) {
+      return Error{"cannot read '" + path + "': it is larger than the " + human_bytes(max_bytes) +
+                   " limit for this kind of file (docs/limits.md)"};
+    }
+    out.append(buf.data(), static_cast<std::size_t>(got));
+  }
+  return out;
+}
+
+// Streaming inflate of gzip (or zlib) members, concatenated members included; stops as soon as
+// the output passes `max_bytes` or the inflate ratio passes kMaxGzipRatio.
+Expected<std::string> read_gzip(int fd, const std::string& path, std::int64_t max_bytes) {
+  z_stream z{};
+  // 15 + 32: a 32 KiB window, gzip or zlib header detected.
+  if (inflateInit2(&z, 15 + 32) != Z_OK) {
+    return Error{"cannot decompress '" + path + "': zlib could not start"};
+  }
+  struct Closer {
+    z_stream* z;
+    ~Closer() { inflateEnd(z); }
+  } closer{&z};
+  std::vector<unsigned char> in(kChunk);
+  std::vector<unsigned char> out_buf(kChunk);
+  std::string out;
+  std::int64_t consumed = 0;  // compressed bytes fed to inflate
+  bool member_done = false;   // the last inflate ended a gzip member
+  bool pending = false;       // the last inflate filled its output: it may hold more
+  bool eof = false;
+  for (;;) {
+    if (z.avail_in == 0 && !pending && !eof) {
+      ssize_t got = read_some(fd, reinterpret_cast<char*>(in.data()), in.size());
+      if (got < 0) return Error{"cannot read '" + path + "': " + std::strerror(errno)};
+      eof = got == 0;
+      z.next_in = in.data();
+      z.avail_in = static_cast<uInt>(got);
+    }
+    if (z.avail_in == 0 && !pending) break;
+    if (member_done) {
+      // Another gzip member may follow (what `cat a.gz b.gz` makes); anything else after a
+      // member is ignored, as gzread ignores it.
+      if (z.avail_in < 2 || z.next_in[0] != 0x1f || z.next_in[1] != 0x8b) break;
+      if (inflateReset(&z) != Z_OK) return Error{"cannot decompress '" + path + "'"};
+      member_done = false;
+    }
+    const uInt before_in = z.avail_in;
+    z.next_out = out_buf.data();
+    z.avail_out = static_cast<uInt>(out_buf.size());
+    const int rc = inflate(&z, Z_NO_FLUSH);
+    consumed += before_in - z.avail_in;
+    const std::size_t produced = out_buf.size() - z.avail_out;
+    if (rc != Z_OK && rc != Z_STREAM_END && !(rc == Z_BUF_ERROR && produced == 0)) {
+      std::string why = z.msg != nullptr ? z.msg : "corrupt data";
+      return Error{"cannot decompress '" + path + "': " + why + " (compressed byte " +
+                   std::to_string(consumed) + ")"};
+    }
+    if (static_cast<std::int64_t>(out.size() + produced) > max_bytes) {
+      return Error{"cannot decompress '" + path + "': it inflates to more than the " +
+                   human_bytes(max_bytes) + " limit for this kind of file (docs/limits.md)"};
+    }
+    out.append(reinterpret_cast<const char*>(out_buf.data()), produced);
+    const auto total = static_cast<std::int64_t>(out.size());
+    if (total > kGzipRatioFloorBytes &&
+        static_cast<double>(total) >
+            kMaxGzipRatio * static_cast<double>(std::max<std::int64_t>(consumed, 1))) {
+      return Error{"cannot decompress '" + path + "': " + std::to_string(consumed) +
+                   " compressed bytes inflate to " + std::to_string(total) + " bytes, over the " +
+                   std::to_string(static_cast<int>(kMaxGzipRatio)) +
+                   ":1 limit (a decompression bomb?); see docs/limits.md"};
+    }
+    pending = z.avail_out == 0;
+    if (rc == Z_STREAM_END) {
+      member_done = true;
+      pending = false;
+    }
+    if (rc == Z_BUF_ERROR && eof && z.avail_in == 0) break;  // input ends inside a member
+    if (rc == Z_BUF_ERROR && produced == 0 && z.avail_in == before_in && before_in > 0) {
+      return Error{"cannot decompress '" + path + "': inflate made no progress"};
+    }
+  }
+  if (!member_done) {
+    return Error{"cannot decompress '" + path + "': the gzip data ends early (after " +
+                 std::to_string(consumed) + " compressed bytes)"};
+  }
+  return out;
+}
+
+}  // namespace
+
+bool file_exists(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
+  return ::lstat(path.c_str(), &st) == 0;  // a dangling link is there too
+}
+
+Expected<std::string> read_file(const std::string& path, std::int64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) return Error{"cannot read '" + path + "': " + std::strerror(errno)};
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
     return Error{"cannot read '" + path + "': " + std::strerror(errno)};
   }
-  if (S_ISDIR(st.st_mode)) return Error{"cannot read '" + path + "': it is a directory"};
-  bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
-  if (!gz) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{"cannot read '" + path + "': " + std::strerror(errno)};
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+  if (!S_ISREG(st.st_mode)) {
+    return Error{"cannot read '" + path + "': it is " + file_kind(st.st_mode) +
+                 ", not a regular file"};
   }
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) return Error{"cannot read '" + path + "': " + std::strerror(errno)};
-  std::string out;
-  char buf[1 << 16];
-  for (;;) {
-    int n = gzread(f, buf, sizeof buf);
-    if (n < 0) {
-      int err = 0;
-      std::string msg = gzerror(f, &err);
-      gzclose(f);
-      return Error{"cannot decompress '" + path + "': " + msg};
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
+  const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+  unsigned char magic[2] = {0, 0};
+  ssize_t got = gz ? ::pread(fd.get(), magic, 2, 0) : 0;
+  if (gz && got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+    return read_gzip(fd.get(), path, max_bytes);
   }
-  gzclose(f);
-  return out;
+  // Not gzip after all (or not named so): the bytes as they are, as gzread would give them.
+  if (st.st_size > max_bytes) {
+    return Error{"cannot read '" + path + "': it is " + std::to_string(st.st_size) +
+                 " bytes, over the " + human_bytes(max_bytes) +
+                 " limit for this kind of file (docs/limits.md)"};
+  }
+  return read_plain(fd.get(), path, st.st_size, max_bytes);
 }
 
 Expected<void> write_file(const std::string& path, const std::string& content, bool force) {
   if (!force && file_exists(path)) {
     return Error{"'" + path + "' exists; use --force to overwrite it"};
+  }
+  // A link is replaced, never written through: it may name a file anywhere, or nothing yet.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && ::unlink(path.c_str()) != 0) {
+    return Error{"cannot replace the link '" + path + "': " + std::strerror(errno)};
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return Error{"cannot write '" + path + "': " + std::strerror(errno)};
@@ -59,6 +206,54 @@ Expected<void> write_file(const std::string& path, const std::string& content, b
   out.close();
   if (!out) return Error{"cannot write '" + path + "'"};
   return ok();
+}
+
+std::string text_position(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  std::size_t line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(offset - line_start + 1);
+}
+
+std::size_t find_invalid_utf8(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    unsigned char lo = 0x80;
+    unsigned char hi = 0xbf;  // allowed range of the second byte (RFC 3629 table)
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      if (c == 0xe0) lo = 0xa0;  // no overlong forms
+      if (c == 0xed) hi = 0x9f;  // no surrogates
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;  // nothing above U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + len > n || s[i + 1] < lo || s[i + 1] > hi) return i;
+    for (std::size_t k = 2; k < len; ++k) {
+      if ((s[i + k] & 0xc0) != 0x80) return i;
+    }
+    i += len;
+  }
+  return std::string_view::npos;
 }
 
 }  // namespace dagsgd::model

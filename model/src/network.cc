@@ -27,6 +27,22 @@ using Json = nlohmann::json;
 
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 
+// Bounds on what a definition may state (docs/limits.md): far above any real network, low
+// enough that times and byte counts computed from them stay finite and inside int64.
+constexpr double kMaxLayerFlops = 1e18;                       // per sample, one layer
+constexpr std::int64_t kMaxElements = 1'000'000'000'000'000;  // 1e15: a tensor, a layer's output,
+                                                              // all parameters, the input
+
+// At most 60 characters of a value for an error message. Arrays and objects are not dumped:
+// they can be megabytes long or nested deeper than a recursive dump has stack for.
+std::string short_dump(const Json& j) {
+  if (j.is_array()) return "an array";
+  if (j.is_object()) return "an object";
+  std::string d = j.dump();
+  if (d.size() > 60) d = d.substr(0, 57) + "...";
+  return d;
+}
+
 std::string type_name_of(const Json& j) {
   if (j.is_number_integer()) return "integer";
   if (j.is_number_float()) return "number";
@@ -55,15 +71,15 @@ Expected<std::string> string_field(const Json& obj, const char* key, bool allow_
 // A JSON integer as int64; floats (even 3.0) are refused so that shapes stay exact.
 Expected<std::int64_t> as_int64(const Json& j, const std::string& what) {
   if (!j.is_number_integer()) {
-    return Error{what + " must be an integer, got " + type_name_of(j) + " (" + j.dump() + ")"};
+    return Error{what + " must be an integer, got " + type_name_of(j) + " (" + short_dump(j) + ")"};
   }
   if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(kInt64Max)) {
-    return Error{what + " is too large (" + j.dump() + ")"};
+    return Error{what + " is too large (" + short_dump(j) + ")"};
   }
   return j.get<std::int64_t>();
 }
 
-// A non-empty list of positive integers whose product fits in int64.
+// A non-empty list of positive integers whose product is at most kMaxElements.
 Expected<std::vector<std::int64_t>> shape_field(const Json& obj, const char* key) {
   auto f = field(obj, key);
   if (!f) return f.error();
@@ -79,8 +95,9 @@ Expected<std::vector<std::int64_t>> shape_field(const Json& obj, const char* key
     auto v = as_int64(j[i], what);
     if (!v) return v.error();
     if (*v <= 0) return Error{what + " is " + std::to_string(*v) + "; dimensions must be positive"};
-    if (__builtin_mul_overflow(product, *v, &product)) {
-      return Error{std::string("'") + key + "' " + j.dump() + " has more than 2^63 elements"};
+    if (__builtin_mul_overflow(product, *v, &product) || product > kMaxElements) {
+      return Error{std::string("'") + key + "' " + short_dump(j) +
+                   " has more than 1e15 elements: out of range"};
     }
     shape.push_back(*v);
   }
@@ -132,6 +149,10 @@ Expected<Layer> parse_layer_body(const Json& j, Layer layer) {
   if (layer.forward_flops < 0) {
     return Error{"'forward_flops' is negative (" + (*flops)->dump() + ")"};
   }
+  if (layer.forward_flops > kMaxLayerFlops) {
+    return Error{"'forward_flops' " + (*flops)->dump() +
+                 " is out of range (at most 1e18 per sample and layer)"};
+  }
 
   auto act = field(j, "activation_elements");
   if (!act) return act.error();
@@ -140,6 +161,10 @@ Expected<Layer> parse_layer_body(const Json& j, Layer layer) {
   if (*elements <= 0) {
     return Error{"'activation_elements' is " + std::to_string(*elements) +
                  "; every layer produces an output, so it must be positive"};
+  }
+  if (*elements > kMaxElements) {
+    return Error{"'activation_elements' " + std::to_string(*elements) +
+                 " is out of range (at most 1e15)"};
   }
   layer.activation_elements = *elements;
   return layer;
@@ -186,8 +211,9 @@ Expected<Network> parse_network(const Json& root) {
     auto parsed = parse_layer_body(lj, std::move(layer));
     if (!parsed) return with_context(where, parsed.error());
     for (const ParamTensor& p : parsed->params) {
-      if (__builtin_add_overflow(total_params, p.elements(), &total_params)) {
-        return Error{where + ": the network has more than 2^63 parameters"};
+      if (__builtin_add_overflow(total_params, p.elements(), &total_params) ||
+          total_params > kMaxElements) {
+        return Error{where + ": the network has more than 1e15 parameters: out of range"};
       }
     }
     net.layers.push_back(std::move(*parsed));
@@ -223,14 +249,10 @@ double Network::forward_flops() const {
 
 Expected<Network> parse_network_json(const std::string& text, const std::string& where) {
   const std::string context = "network '" + where + "'";
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // e.what() reads "[json.exception.parse_error.101] parse error at line 3, column 5: ...".
-    std::string msg = e.what();
-    if (auto pos = msg.find("] "); pos != std::string::npos) msg = msg.substr(pos + 2);
-    return Error{context + ": not valid JSON: " + msg};
+  Json root = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) {
+    // Syntax errors and numbers beyond double (1e999) alike, with their line and column.
+    return Error{context + ": not valid JSON: " + json_syntax_error(text)};
   }
   auto net = parse_network(root);
   if (!net) return with_context(context, net.error());
@@ -238,7 +260,7 @@ Expected<Network> parse_network_json(const std::string& text, const std::string&
 }
 
 Expected<Network> load_network_file(const std::string& path) {
-  auto text = read_file(path);
+  auto text = read_file(path, kMaxDocumentBytes);
   if (!text) return Error{"network: " + text.error().message};
   return parse_network_json(*text, path);
 }

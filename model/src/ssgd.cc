@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 
@@ -95,7 +96,7 @@ std::vector<Nanos> backward_ends(const std::vector<LayerTime>& layers) {
   std::vector<Nanos> end(layers.size(), 0);
   Nanos t = 0;
   for (std::size_t k = layers.size(); k-- > 0;) {
-    t += layers[k].backward;
+    t = saturating_add(t, layers[k].backward);
     end[k] = t;
   }
   return end;
@@ -186,6 +187,8 @@ std::vector<GradientGroup> make_groups(const std::vector<LayerTime>& layers,
       const std::vector<Nanos> b_end = backward_ends(layers);
       Nanos comm_free = 0;  // when the channel is free of the groups already closed
       GradientGroup open = make_group(layers, highest_param, highest_param, comm);
+      // Saturating sums: out-of-range times (check_ssgd_config refuses them later) must not
+      // overflow here first.
       auto start_of = [&](const GradientGroup& g) {
         return std::max(comm_free, b_end[static_cast<std::size_t>(g.first)]);
       };
@@ -196,11 +199,11 @@ std::vector<GradientGroup> make_groups(const std::vector<LayerTime>& layers,
         // Merging delays the open group's start to b[l]'s end but saves one collective's
         // startup; it pays when the delay is below the saving (docs/model.md).
         Nanos delay = b_end[static_cast<std::size_t>(l)] - start_of(open);
-        Nanos saving = open.comm + single.comm - merged.comm;
+        Nanos saving = saturating_add(open.comm, single.comm) - merged.comm;
         if (delay < saving) {
           open = merged;
         } else {
-          comm_free = start_of(open) + open.comm;
+          comm_free = saturating_add(start_of(open), open.comm);
           groups.push_back(open);
           open = single;
         }
@@ -210,6 +213,99 @@ std::vector<GradientGroup> make_groups(const std::vector<LayerTime>& layers,
     }
   }
   return groups;
+}
+
+Expected<void> check_ssgd_config(const SsgdConfig& c, bool compact) {
+  if (c.workers < 1)
+    return Error{"at least one worker is needed, got " + std::to_string(c.workers)};
+  if (c.iterations < 1 || c.iterations > 32767) {
+    return Error{"iterations must be from 1 to 32767, got " + std::to_string(c.iterations)};
+  }
+  if (!c.slowdown.empty() && c.slowdown.size() != static_cast<std::size_t>(c.workers)) {
+    return Error{"slow-down factors: " + std::to_string(c.slowdown.size()) + " for " +
+                 std::to_string(c.workers) + " workers"};
+  }
+  const auto layers = static_cast<std::int64_t>(c.layers.size());
+  const auto groups = static_cast<std::int64_t>(c.groups.size());
+  // In double: the counts themselves may be far beyond int64 for absurd inputs.
+  const double per_worker = 2.0 * static_cast<double>(layers) + 3;
+  const double tasks = static_cast<double>(c.iterations) *
+                       (static_cast<double>(c.workers) * per_worker + static_cast<double>(groups));
+  const double edges = static_cast<double>(c.iterations) * static_cast<double>(c.workers) *
+                       (per_worker + 2.0 + 2.0 * static_cast<double>(groups));
+  if (compact) {
+    if (static_cast<std::int64_t>(c.groups.size()) > layers) {
+      return Error{"more gradient groups than layers"};
+    }
+    DAGSGD_TRY(ssgd_task_count(c.workers, layers, static_cast<std::int64_t>(c.groups.size()),
+                               c.iterations));
+  } else if (tasks > static_cast<double>(kMaxDagTasks) ||
+             edges > static_cast<double>(kMaxDagEdges)) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "the DAG of %d workers x %lld layers x %d iterations would hold %.3g tasks and "
+                  "%.3g edges: out of range (at most %lld tasks and %lld edges)",
+                  c.workers, static_cast<long long>(layers), c.iterations, tasks, edges,
+                  static_cast<long long>(kMaxDagTasks), static_cast<long long>(kMaxDagEdges));
+    return Error{buf};
+  }
+  auto in_range = [](Nanos d, const std::string& what) -> Expected<void> {
+    if (d < 0 || d >= kMaxDuration) {
+      return Error{what + " lasts " + std::to_string(d) +
+                   " ns: out of range (a duration must be from 0 to below 1e15 ns, 11.6 days)"};
+    }
+    return ok();
+  };
+  DAGSGD_TRY(in_range(c.io, "io"));
+  DAGSGD_TRY(in_range(c.h2d, "h2d"));
+  DAGSGD_TRY(in_range(c.update, "the update"));
+  double compute = static_cast<double>(c.update);  // one worker, one iteration, not slowed
+  for (std::size_t l = 0; l < c.layers.size(); ++l) {
+    const std::string what = "layer " + std::to_string(l);
+    DAGSGD_TRY(in_range(c.layers[l].forward, what + " forward"));
+    DAGSGD_TRY(in_range(c.layers[l].backward, what + " backward"));
+    compute += static_cast<double>(c.layers[l].forward) + static_cast<double>(c.layers[l].backward);
+  }
+  double comm = 0;
+  for (std::size_t g = 0; g < c.groups.size(); ++g) {
+    const GradientGroup& gr = c.groups[g];
+    const std::string what = "gradient group " + std::to_string(g);
+    if (gr.first < 0 || gr.last < gr.first || gr.last >= layers) {
+      return Error{what + ": layers [" + std::to_string(gr.first) + ", " + std::to_string(gr.last) +
+                   "] are not among the " + std::to_string(layers)};
+    }
+    DAGSGD_TRY(in_range(gr.comm, what + "'s aggregation"));
+    comm += static_cast<double>(gr.comm);
+  }
+  double slow_sum = static_cast<double>(c.workers);
+  double slow_max = 1;
+  if (!c.slowdown.empty()) {
+    slow_sum = 0;
+    for (std::size_t w = 0; w < c.slowdown.size(); ++w) {
+      const double f = c.slowdown[w];
+      if (!(f > 0) || !std::isfinite(f)) {
+        return Error{"worker " + std::to_string(w) + "'s slow-down must be positive and finite"};
+      }
+      slow_sum += f;
+      slow_max = std::max(slow_max, f);
+    }
+  }
+  // A slowed layer or update must stay in range too; compute covers every one of them.
+  const double slowed = compute * slow_max;
+  if (!(slowed < static_cast<double>(kMaxDuration))) {
+    return Error{
+        "one worker's forward + backward + update, slowed down, reaches 1e15 ns: out of "
+        "range"};
+  }
+  const double io = static_cast<double>(c.io) + static_cast<double>(c.h2d);
+  const double total = static_cast<double>(c.iterations) *
+                       (static_cast<double>(c.workers) * io + slow_sum * compute + comm);
+  if (!(total < static_cast<double>(kMaxDagTime))) {
+    return Error{
+        "the DAG's task durations would add up to 2^62 ns or more: out of range for a "
+        "simulation"};
+  }
+  return ok();
 }
 
 Dag build_ssgd_dag(const SsgdConfig& c) {
@@ -252,7 +348,7 @@ Dag build_ssgd_dag(const SsgdConfig& c) {
       const auto wi = static_cast<std::size_t>(w);
       const double slow = c.slowdown.empty() ? 1.0 : c.slowdown[wi];
       auto scaled = [slow](Nanos d) {
-        return slow == 1.0 ? d : static_cast<Nanos>(std::llround(static_cast<double>(d) * slow));
+        return slow == 1.0 ? d : saturating_nanos(static_cast<double>(d) * slow);
       };
       TaskId io = dag.add_task(Task{c.io, io_res[wi], w, -1, iter, TaskKind::kIo});
       TaskId h2d = dag.add_task(Task{c.h2d, copy_res[wi], w, -1, iter, TaskKind::kH2D});

@@ -207,6 +207,9 @@ Engine& Engine::operator=(Engine&&) noexcept = default;
 model::Expected<void> Engine::run(const Dag& dag, SimResult& r, TaskTimer* timer) {
   DAGSGD_CHECK(dag.finalized());
   DAGSGD_CHECK(dag.edge_count() < std::numeric_limits<std::uint32_t>::max());
+  // Durations may have changed since the DAG was built (replay prices collectives on a target
+  // fabric): times outside int64 are bad input, not an overflow.
+  DAGSGD_TRY(dag.check_bounds());
   const std::size_t n = dag.task_count();
   auto& resources = scratch_->resources;
   auto& queue = scratch_->events;

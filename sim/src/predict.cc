@@ -55,6 +55,8 @@ model::Expected<Run> simulate_once(Simulator& sim, const PredictRequest& req, in
   c.h2d = req.h2d;
   c.update = req.update;
   if (with_comm && workers > 1) c.groups = model::make_groups(c.layers, req.overlap, comm);
+  // Sizes and times from input: an Error before any memory is spent on the DAG.
+  DAGSGD_TRY(model::check_ssgd_config(c, /*compact=*/true));
   const model::SsgdDag dag(std::move(c));
   const auto& groups = dag.config().groups;
   std::unique_ptr<FlowNetwork> net;

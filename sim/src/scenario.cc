@@ -262,11 +262,14 @@ Expected<PredictRequest> NetworkWorkload::request(const Scenario& s) const {
   r.layers = model::layer_times_from_flops(network_, spec_.batch, rate);
   r.update = model::update_time(network_.param_elements(), gpu_.memory_bandwidth);
   r.h2d = model::h2d_time(network_, spec_.batch, s.hardware.intra.achievable_bandwidth);
-  r.io = model::from_seconds(spec_.io_time_s);
+  auto io = model::duration_ns(spec_.io_time_s, 1e9, "io time");
+  if (!io) return io.error();
+  r.io = *io;
   if (profile_) DAGSGD_TRY(apply_layer_profile(*profile_, spec_.layer_profile, network_, r.layers));
-  if (spec_.step_time_s > 0) {
-    auto scaled =
-        model::scale_to_step_time(r.layers, r.update, model::from_seconds(spec_.step_time_s));
+  if (spec_.step_time_s != 0) {  // NaN included: an error below, not "no step time"
+    auto step = model::duration_ns(spec_.step_time_s, 1e9, "step time");
+    if (!step) return step.error();
+    auto scaled = model::scale_to_step_time(r.layers, r.update, *step);
     if (!scaled) return model::with_context("step time", scaled.error());
   }
   return r;
@@ -275,7 +278,16 @@ Expected<PredictRequest> NetworkWorkload::request(const Scenario& s) const {
 Expected<void> NetworkWorkload::check(const Scenario& s) const {
   auto r = request(s);
   if (!r) return r.error();
-  return model::ok();
+  // The DAG's size and times before a sweep spends memory on it; the gradient groups come
+  // from the cost model later (simulate checks again with them).
+  model::SsgdConfig c;
+  c.layers = r->layers;
+  c.workers = s.hardware.workers();
+  c.iterations = r->iterations;
+  c.io = r->io;
+  c.h2d = r->h2d;
+  c.update = r->update;
+  return model::check_ssgd_config(c);
 }
 
 Expected<PredictResult> NetworkWorkload::evaluate(const Scenario& s, bool keep_timeline) const {

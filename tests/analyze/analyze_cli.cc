@@ -98,6 +98,16 @@ TEST(TraceCli, ExitCodes) {
   EXPECT_EQ(cpus.code, 2);
   EXPECT_NE(cpus.err.find("computation runs on GPUs"), std::string::npos) << cpus.err;
   EXPECT_EQ(run_cli("replay --cpus 0 " + kKineto + "event_sync_trace.json.gz").code, 2);
+  // Issue 13, class 12: these were replaced by the run's own layout.
+  for (const char* per_node : {"0", "-3", "2147483647"}) {
+    auto r = run_cli("replay --intra nvlink2 --inter ib-edr --gpus-per-node " +
+                     std::string(per_node) + " " + kKineto + "event_sync_trace.json.gz");
+    EXPECT_EQ(r.code, 2) << per_node;
+    EXPECT_NE(r.err.find("--gpus-per-node"), std::string::npos) << r.err;
+  }
+  auto ignored = run_cli("replay --gpus-per-node 2 " + kKineto + "event_sync_trace.json.gz");
+  EXPECT_EQ(ignored.code, 2);
+  EXPECT_NE(ignored.err.find("--gpus-per-node"), std::string::npos) << ignored.err;
   EXPECT_EQ(run_cli("replay --algorithm tree " + kKineto + "event_sync_trace.json.gz").code, 2);
   auto algo = run_cli("replay --intra 10gbe --inter 10gbe --algorithm nope " + kKineto +
                       "event_sync_trace.json.gz");

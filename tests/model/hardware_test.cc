@@ -161,7 +161,8 @@ TEST(Hardware, BadRowsNameFileAndRow) {
   };
   const Case cases[] = {
       {"\"achievable_gbps\": 8", "\"achievable_gbps\": 80", "exceeds 'nominal_gbps'"},
-      {"\"latency_us\": 20", "\"latency_us\": -1", "'latency_us' must be >= 0"},
+      {"\"latency_us\": 20", "\"latency_us\": -1",
+       "'latency_us' must be from 0 to 1e+07 us, got -1"},
       {"\"latency_us\": 20", "\"latency_ms\": 20", "unknown field 'latency_ms'"},
       {"\"scope\": \"inter\"", "\"scope\": \"rack\"", "unknown scope 'rack'"},
       {"\"nominal_gbps\": 10", "\"nominal_gbps\": \"ten\"", "'nominal_gbps' must be a number"},

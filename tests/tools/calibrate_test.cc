@@ -210,6 +210,26 @@ TEST(Calibrate, BadInputExitsTwo) {
   EXPECT_EQ(malformed.code, 2);
   EXPECT_TRUE(contains(malformed.out, "broken4.log': line 16: size '12x88'")) << malformed.out;
 
+  // Issue 13, class 12: --ranks 0 was replaced by the file name's count.
+  for (const char* ranks : {"0", "-3", "2000000"}) {
+    CliResult zero = run("calibrate " + kBcaffe + "allreduce4.log --ranks " + ranks);
+    EXPECT_EQ(zero.code, 2) << ranks;
+    EXPECT_TRUE(contains(zero.out, "--ranks")) << zero.out;
+  }
+  CliResult nan_gbps = run("calibrate " + kBcaffe + "allreduce4.log --nominal-gbps nan");
+  EXPECT_EQ(nan_gbps.code, 2);
+  EXPECT_TRUE(contains(nan_gbps.out, "--nominal-gbps")) << nan_gbps.out;
+
+  // The same size measured twice (49 us and 99999 us) was averaged; both lines are named.
+  ASSERT_TRUE(dagsgd::model::write_file(dir + "/twice4.log",
+                                        "# Size  Avg Latency(us)\n4 49\n8 50\n4 99999\n", true)
+                  .ok());
+  CliResult twice = run("calibrate " + dir + "/twice4.log");
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_TRUE(contains(twice.out, "twice4.log")) << twice.out;
+  EXPECT_TRUE(contains(twice.out, "line 2")) << twice.out;
+  EXPECT_TRUE(contains(twice.out, "line 4")) << twice.out;
+
   CliResult usage = run("calibrate");
   EXPECT_EQ(usage.code, 2);
 }

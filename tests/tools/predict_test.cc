@@ -1,6 +1,9 @@
 // dagsgd predict as a user runs it: text and JSON, determinism, and bad input with exit code 2.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "common/cli_runner.h"
@@ -136,6 +139,45 @@ TEST(PredictCli, BadInputIsExitCodeTwoWithAClearMessage) {
     EXPECT_NE(r.err.find("dagsgd: error:"), std::string::npos) << c.args << "\n" << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
   }
+}
+
+// Issue 13, classes 2, 5 and 7: numbers no scenario can have (NaN, beyond the longest duration,
+// more workers than the cost models take, a fabric of 1e-300 Gbit/s) are refused naming the
+// flag or the file and field, never an abort, a silently ignored flag or a run out of memory.
+TEST(PredictCli, HostileNumbersExitTwoNamingTheFlagOrField) {
+  const std::string fabric = (std::filesystem::temp_directory_path() /
+                              ("dagsgd-slow-" + std::to_string(::getpid()) + ".json"))
+                                 .string();
+  std::ofstream(fabric)
+      << R"({"fabrics": [{"name": "slow", "description": "a slow link", "source": "issue 13",
+    "scope": "inter", "nominal_gbps": 1e-300, "achievable_gbps": 1e-300, "latency_us": 5}]})";
+  struct Case {
+    std::string args;
+    std::string says;
+  };
+  for (const Case& c : {
+           Case{"--network alexnet --io-time nan", "--io-time"},
+           Case{"--network alexnet --io-time 1e10", "--io-time"},
+           Case{"--network alexnet --io-time inf", "--io-time"},
+           Case{"--network alexnet --io-time -1", "--io-time"},
+           Case{"--network alexnet --step-time nan", "--step-time"},
+           Case{"--network alexnet --step-time 1e300", "--step-time"},
+           Case{"--network alexnet --topk nan", "--topk"},
+           Case{"--network alexnet --nodes 0", "--nodes"},
+           Case{"--network alexnet --gpus-per-node 2147483647", "--gpus-per-node"},
+           Case{"--network alexnet --gpus-per-node 0", "--gpus-per-node"},
+           Case{"--network alexnet --nodes 4 --inter slow --fabric-file " + fabric,
+                "gbps' must be from 1e-06"},
+           // 800,000 workers: more tasks than dagsgd simulates.
+           Case{"--network resnet50 --nodes 100000 --gpus-per-node 8", "dagsgd simulates"},
+       }) {
+    auto r = run_cli("predict " + c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("dagsgd: error: ", 0), 0u) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << c.args << "\n" << r.out;
+  }
+  std::filesystem::remove(fabric);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "common/cli_runner.h"
@@ -78,6 +79,50 @@ TEST(WhatifCli, RefusesToOverwriteWithoutForce) {
   EXPECT_EQ(again.code, 2);
   EXPECT_NE(again.err.find("exists; use --force"), std::string::npos) << again.err;
   EXPECT_EQ(run_cli(small + " --force").code, 0);
+  fs::remove_all(dir);
+}
+
+// Issue 13, class 16 and its notes: --out that is a file, a dangling link where a report file
+// goes, and the timelines an earlier, larger sweep left in --out.
+TEST(WhatifCli, OutputPathsThatAreNotWhatTheyShouldBe) {
+  const std::string small =
+      "whatif --network alexnet --batch 64 --gpu v100 --fabrics 10gbe --gpus 1,8 "
+      "--gpus-per-node 4 --out ";
+  const std::string file = fresh_dir("file");
+  std::ofstream(file) << "keep me\n";
+  auto r = run_cli(small + file);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("'" + file + "' is not a directory"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(file), "keep me\n");
+  fs::remove(file);
+
+  // A dangling link is refused without --force and replaced, not written through, with it.
+  const std::string dir = fresh_dir("link");
+  const std::string target = dir + "-target.html";
+  fs::create_directories(dir);
+  fs::create_symlink(target, dir + "/report.html");
+  r = run_cli(small + dir);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("report.html' exists"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/timelines")) << "refused before anything is written";
+  // A timeline of an earlier sweep, and a file that is not a timeline.
+  fs::create_directories(dir + "/timelines");
+  std::ofstream(dir + "/timelines/7-ib-edr-64gpus.trace.json") << "{}";
+  std::ofstream(dir + "/timelines/notes.txt") << "mine";
+  r = run_cli(small + dir + " --force");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(fs::is_symlink(dir + "/report.html"));
+  EXPECT_FALSE(fs::exists(target)) << "written through the link";
+  EXPECT_FALSE(fs::exists(dir + "/timelines/7-ib-edr-64gpus.trace.json")) << "stale timeline";
+  EXPECT_TRUE(fs::exists(dir + "/timelines/notes.txt"));
+  const auto json = nlohmann::json::parse(slurp(dir + "/results.json"));
+  std::size_t timelines = 0;
+  for (const auto& e : fs::directory_iterator(dir + "/timelines")) {
+    if (e.path().string().ends_with(".trace.json")) ++timelines;
+  }
+  std::size_t listed = 0;
+  for (const auto& row : json["scenarios"]) listed += row.contains("timeline") ? 1 : 0;
+  EXPECT_EQ(timelines, listed);
   fs::remove_all(dir);
 }
 

@@ -237,7 +237,8 @@ void add_calibrate(CLI::App& root, Action& action) {
       ->required();
   cmd->add_option("--ranks", flags->ranks,
                   "ranks of the allreduce, for one log (default: the trailing number of the file "
-                  "name, e.g. allreduce4.log -> 4, or the count the log states)");
+                  "name, e.g. allreduce4.log -> 4, or the count the log states)")
+      ->check(worker_count());
   cmd->add_option("--algorithm", flags->algorithm,
                   "the formula to fit: " +
                       model::NameRegistry("", model::calibration_algorithm_names()).list() +
@@ -249,7 +250,7 @@ void add_calibrate(CLI::App& root, Action& action) {
   cmd->add_option("--scope", flags->scope, "the entry's scope: intra, inter (default) or both");
   cmd->add_option("--nominal-gbps", flags->nominal_gbps,
                   "the link's line rate in Gbit/s for the entry (default: the fitted bandwidth)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_finite());
   cmd->add_flag("--no-step", flags->no_step, "fit alpha and beta only, without a step");
   cmd->add_option("--statistic", flags->statistic,
                   "which latency to use: max (the slowest rank; a replayed collective ends when "

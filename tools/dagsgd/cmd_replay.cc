@@ -33,6 +33,11 @@ model::Expected<void> check_flags(const ReplayFlags& o) {
   if (o.comm == "measured" && target) {
     return model::Error{"--comm measured replays the traced network; it takes no target fabric"};
   }
+  if (t.given("--gpus-per-node") && !target) {
+    return model::Error{
+        "--gpus-per-node lays the run out on a target fabric (--intra/--inter); without one the "
+        "run keeps its own layout"};
+  }
   if (t.given("--algorithm") && !target) {
     return model::Error{
         "--algorithm applies to a target fabric (--intra/--inter); the run's own calibration "
@@ -135,11 +140,11 @@ void add_replay(CLI::App& root, Action& action) {
                   "Model host CPUs (dagsgd train runs): each machine has this many cores, shared "
                   "by its ranks' computation; traced durations are first divided by the traced "
                   "ranks per CPU (from the run's manifest)")
-      ->check(CLI::PositiveNumber);
+      ->check(worker_count());
   sub->add_option("--ranks-per-machine", o->ranks_per_machine,
                   "With --cpus: ranks per machine on the target, consecutive ranks together "
                   "(default: as traced)")
-      ->check(CLI::PositiveNumber);
+      ->check(worker_count());
   sub->add_option("--timeline", o->timeline,
                   "Write the simulated run as a Perfetto-loadable trace to FILE");
   sub->add_flag("--force", o->force, "Replace an existing --timeline file");

@@ -185,9 +185,21 @@ std::vector<std::string> report_files(const sim::Sweep& sweep) {
   return files;
 }
 
+// Whether `p` is something other than a directory (a file, a dangling link), as a message.
+std::string not_a_directory(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(p, ec)) || fs::is_directory(p, ec)) return {};
+  return "--out: '" + p.string() + "' is not a directory";
+}
+
 // Rank 0's checks before the sweep: existing outputs, the plot library, the output directory.
-int prepare_output(const WhatifOptions& o, const sim::Sweep& sweep, reports::PlotLibrary& plots) {
+// `created`: the directories made here, removed again when the sweep fails.
+int prepare_output(const WhatifOptions& o, const sim::Sweep& sweep, reports::PlotLibrary& plots,
+                   std::vector<fs::path>& created) {
   const fs::path dir(o.out);
+  for (const fs::path& d : {dir, dir / "timelines"}) {
+    if (auto msg = not_a_directory(d); !msg.empty()) return report_error(msg);
+  }
   if (!o.force) {
     for (const auto& f : report_files(sweep)) {
       if (model::file_exists((dir / f).string())) {
@@ -199,6 +211,9 @@ int prepare_output(const WhatifOptions& o, const sim::Sweep& sweep, reports::Plo
   if (!lib) return report_error(lib.error().message, kExitFailure);
   plots = std::move(*lib);
   std::error_code ec;
+  for (const fs::path& d : {dir, dir / "timelines"}) {
+    if (!fs::exists(d, ec)) created.insert(created.begin(), d);  // innermost first
+  }
   fs::create_directories(dir / "timelines", ec);
   if (ec) {
     return report_error("cannot create '" + (dir / "timelines").string() + "': " + ec.message(),
@@ -207,9 +222,30 @@ int prepare_output(const WhatifOptions& o, const sim::Sweep& sweep, reports::Plo
   return kExitOk;
 }
 
+// With --force, the timelines of an earlier sweep that this one does not write: left there, the
+// directory would mix two sweeps. Only timeline files (*.trace.json) are removed.
+void remove_stale_timelines(const fs::path& dir, const reports::WhatifReport& report) {
+  std::vector<std::string> keep;
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    if (!report.rows[i].result.timeline.empty()) {
+      keep.push_back(reports::timeline_file_name(report.rows[i].scenario, i));
+    }
+  }
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (const auto& e : fs::directory_iterator(dir / "timelines", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.ends_with(".trace.json") && std::find(keep.begin(), keep.end(), name) == keep.end()) {
+      stale.push_back(e.path());
+    }
+  }
+  for (const auto& p : stale) fs::remove(p, ec);
+}
+
 int write_report(const WhatifOptions& o, const reports::WhatifReport& report,
                  const reports::PlotLibrary& plots) {
   const fs::path dir(o.out);
+  if (o.force) remove_stale_timelines(dir, report);
   auto write = [&](const std::string& name, const std::string& content) -> bool {
     auto w = model::write_file((dir / name).string(), content, o.force);
     if (!w) report_error(w.error().message, kExitFailure);
@@ -261,12 +297,17 @@ int run_whatif(const WhatifOptions& o) {
   if (!sweep) return fail(sweep.error().message);
 
   reports::PlotLibrary plots;
-  const int ready = ranks.agree(root ? prepare_output(o, *sweep, plots) : kExitOk);
+  std::vector<fs::path> created;
+  const int ready = ranks.agree(root ? prepare_output(o, *sweep, plots, created) : kExitOk);
   if (ready != kExitOk) return ready;
   const bool show = root && sweep->points.size() > 4 && !embedded() && ::isatty(STDERR_FILENO) == 1;
   auto results = sim::run_sweep(**workload, *sweep, ranks, progress_bar(show));
   if (!root) return kExitOk;
-  if (!results) return report_error(results.error().message, kExitFailure);
+  if (!results) {
+    std::error_code ec;
+    for (const auto& d : created) fs::remove(d, ec);  // empty: nothing was written
+    return report_error(results.error().message, kExitFailure);
+  }
 
   reports::WhatifReport report;
   report.grid = sweep->grid;

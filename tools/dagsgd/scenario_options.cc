@@ -1,6 +1,8 @@
 // The scenario flags (scenario_options.h): one declaration and one help text per flag.
 #include "scenario_options.h"
 
+#include "command.h"
+
 namespace dagsgd::tools {
 
 namespace {
@@ -25,7 +27,7 @@ void add_network_flags(CLI::App& app, sim::NetworkSpec& n, ScenarioUse use) {
       ->capture_default_str();
   app.add_option("--step-time", n.step_time_s,
                  "Measured single-GPU iteration time in seconds; layer times are scaled to it")
-      ->check(CLI::PositiveNumber);
+      ->check(duration_seconds(false));
   app.add_option("--layer-profile", n.layer_profile,
                  "Per-layer backward profile (B-Caffe log format) for the network's layers")
       ->check(CLI::ExistingFile);
@@ -36,7 +38,7 @@ void add_network_flags(CLI::App& app, sim::NetworkSpec& n, ScenarioUse use) {
          "Overlap input loading with the previous iteration: on, off (default on)")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--io-time", n.io_time_s, "Seconds to read one batch into host memory")
-      ->check(CLI::NonNegativeNumber);
+      ->check(duration_seconds(true));
   app.add_option("--iterations", n.iterations, "Iterations to simulate (the last is reported)")
       ->check(CLI::Range(2, 1000))
       ->capture_default_str();
@@ -59,7 +61,7 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
   if (use != ScenarioUse::kReplay) add_network_flags(app, f.network, use);
   if (use == ScenarioUse::kPredict) {
     app.add_option("--nodes", f.hardware.nodes, "Number of nodes")
-        ->check(CLI::PositiveNumber)
+        ->check(worker_count())
         ->capture_default_str();
   }
   auto* per_node = app.add_option(
@@ -67,7 +69,7 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
       use == ScenarioUse::kReplay ? "Ranks per node on the target (default: from the run's "
                                     "hosts)"
                                   : "GPUs (workers) per node");
-  per_node->check(CLI::PositiveNumber);
+  per_node->check(worker_count());
   if (use != ScenarioUse::kReplay) per_node->capture_default_str();
   std::string& intra = sweep ? f.grid.default_intra : f.hardware.intra;
   std::string& inter = sweep ? f.grid.default_inter : f.hardware.inter;
@@ -131,6 +133,7 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
         ->delimiter(',');
     app.add_option("--gpus", f.grid.gpus,
                    "GPU counts, comma-separated (e.g. 1,4,8,16,32,64); a traced run keeps its own")
+        ->check(worker_count())
         ->delimiter(',');
     app.add_option("--algorithms", f.grid.algorithms, "Collective algorithms: " + algorithms)
         ->delimiter(',')
@@ -142,6 +145,7 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
         ->delimiter(',')
         ->capture_default_str();
     app.add_option("--topk", f.grid.topks, "Fractions of gradient elements sent (0 = dense)")
+        ->check(fraction())
         ->delimiter(',')
         ->capture_default_str();
     return;
@@ -162,7 +166,7 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
       ->capture_default_str();
   app.add_option("--topk", f.exchange.topk,
                  "Send only this fraction of gradient elements (0 = dense)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(fraction())
       ->capture_default_str();
 }
 

@@ -27,6 +27,14 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+// What a record may state (docs/limits.md): up to 10 million tensors of up to 1e15 elements,
+// times below kMaxDuration (1e12 us).
+constexpr double kMaxParamId = 1e7;
+constexpr double kMaxElements = 1e15;
+constexpr double kMaxTimeUs = 1e12;
+
+std::string shown(const std::string& t) { return t.size() > 40 ? t.substr(0, 37) + "..." : t; }
+
 bool parse_number(const std::string& s, double& out) {
   const std::string t = trim(s);
   const char* end = t.data() + t.size();
@@ -63,7 +71,7 @@ Expected<BcaffeLog> parse_bcaffe_log(const std::string& text, const std::string&
     std::string item;
     while (std::getline(list, item, ',')) {
       double v = 0;
-      if (!parse_number(item, v)) return fail("'" + trim(item) + "' is not a number");
+      if (!parse_number(item, v)) return fail("'" + shown(trim(item)) + "' is not a number");
       fields.push_back(v);
     }
     if (fields.size() != 4 && fields.size() != 5) {
@@ -75,6 +83,13 @@ Expected<BcaffeLog> parse_bcaffe_log(const std::string& text, const std::string&
     }
     if (fields[0] != std::floor(fields[0]) || fields[1] != std::floor(fields[1])) {
       return fail("param_id and elements must be whole numbers");
+    }
+    if (fields[0] > kMaxParamId) return fail("param_id is out of range (at most 1e7)");
+    if (fields[1] > kMaxElements) return fail("elements is out of range (at most 1e15)");
+    for (std::size_t i = 2; i < fields.size(); ++i) {
+      if (fields[i] >= kMaxTimeUs) {
+        return fail("field " + std::to_string(i + 1) + " is out of range (below 1e12 us)");
+      }
     }
     BcaffeTensor t;
     t.param_id = static_cast<int>(fields[0]);
@@ -126,7 +141,7 @@ Expected<BcaffeLog> parse_bcaffe_log(const std::string& text, const std::string&
 }
 
 Expected<BcaffeLog> read_bcaffe_log(const std::string& path) {
-  auto text = model::read_file(path);
+  auto text = model::read_file(path, model::kMaxDocumentBytes);
   DAGSGD_TRY(text);
   return parse_bcaffe_log(*text, path);
 }

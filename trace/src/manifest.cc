@@ -4,9 +4,14 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
+
+#include "dagsgd/model/io.h"
+#include "dagsgd/model/units.h"
 
 namespace dagsgd::trace {
 
@@ -92,56 +97,225 @@ std::string manifest_to_json(const RunManifest& m) {
   return j.dump(2) + "\n";
 }
 
-model::Expected<RunManifest> manifest_from_json(const std::string& text, const std::string& where) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return model::Error{where + ": not a JSON object"};
+namespace {
+
+using Json = nlohmann::json;
+using model::Error;
+using model::Expected;
+
+constexpr std::int64_t kMaxRanks = std::int64_t{1} << 20;  // as many as the cost models take
+constexpr double kMaxSeconds = 1e6;                        // kMaxDuration in seconds
+
+std::string type_of(const Json& j) {
+  if (j.is_number_integer()) return "an integer";
+  if (j.is_number()) return "a number";
+  if (j.is_string()) return "a string";
+  if (j.is_array()) return "a list";
+  if (j.is_object()) return "an object";
+  if (j.is_boolean()) return "a boolean";
+  return "null";
+}
+
+// A scalar for a message, at most 40 characters.
+std::string shown(const Json& j) {
+  if (j.is_array() || j.is_object()) return type_of(j);
+  std::string d = j.dump();
+  return d.size() > 40 ? d.substr(0, 37) + "..." : d;
+}
+
+// Reads the fields of one JSON object; every error names the field ("'iterations.warmup'").
+class Fields {
+ public:
+  Fields(const Json& j, std::string prefix) : j_(j), prefix_(std::move(prefix)) {}
+
+  std::string name(const char* key) const { return "'" + prefix_ + key + "'"; }
+  const Json* find(const char* key) const {
+    auto it = j_.find(key);
+    return it == j_.end() ? nullptr : &*it;
   }
-  RunManifest m;
-  try {
-    m.tool_version = j.value("tool_version", "");
-    m.kind = j.value("kind", "");
-    m.command = j.value("command", std::vector<std::string>{});
-    if (!j.contains("ranks")) return model::Error{where + ": missing 'ranks'"};
-    m.ranks = j.at("ranks").get<int>();
-    if (m.ranks <= 0) {
-      return model::Error{where + ": 'ranks' must be positive (" + std::to_string(m.ranks) + ")"};
+
+  Expected<std::string> text(const char* key, const std::string& fallback) const {
+    const Json* v = find(key);
+    if (v == nullptr) return fallback;
+    if (!v->is_string()) return Error{name(key) + " must be a string, got " + shown(*v)};
+    return v->get<std::string>();
+  }
+
+  Expected<std::vector<std::string>> texts(const char* key) const {
+    std::vector<std::string> out;
+    const Json* v = find(key);
+    if (v == nullptr) return out;
+    if (!v->is_array()) return Error{name(key) + " must be a list of strings, got " + shown(*v)};
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const Json& e = (*v)[i];
+      if (!e.is_string()) {
+        return Error{name(key) + "[" + std::to_string(i) + "] must be a string, got " + shown(e)};
+      }
+      out.push_back(e.get<std::string>());
     }
-    m.hosts = j.value("hosts", std::vector<std::string>{});
-    m.machines = j.value("machines", std::vector<std::string>{});
-    m.cpus = j.value("cpus", std::vector<int>{});
-    const auto per_rank = static_cast<std::size_t>(m.ranks);
-    if (!m.machines.empty() && m.machines.size() != per_rank) {
-      return model::Error{where + ": 'machines' has " + std::to_string(m.machines.size()) +
-                          " entries for " + std::to_string(m.ranks) + " ranks"};
+    return out;
+  }
+
+  // An integer from lo to hi (a float with a fraction or beyond is refused).
+  Expected<std::int64_t> integer(const Json& v, const std::string& what, std::int64_t lo,
+                                 std::int64_t hi) const {
+    bool whole = v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                           v.get<double>() == std::floor(v.get<double>()));
+    const double d = v.is_number() ? v.get<double>() : 0;
+    if (!whole || d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
+      return Error{what + " must be an integer from " + std::to_string(lo) + " to " +
+                   std::to_string(hi) + ", got " + shown(v)};
+    }
+    return static_cast<std::int64_t>(d);
+  }
+  Expected<std::int64_t> integer(const char* key, std::int64_t lo, std::int64_t hi,
+                                 std::int64_t fallback) const {
+    const Json* v = find(key);
+    if (v == nullptr) return fallback;
+    return integer(*v, name(key), lo, hi);
+  }
+
+  // A finite number from 0 to below `max`.
+  Expected<double> seconds(const Json& v, const std::string& what, double max) const {
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() < max)) {
+      std::ostringstream msg;
+      msg << what << " must be a number from 0 to below " << max << ", got " << shown(v);
+      return Error{msg.str()};
+    }
+    return v.get<double>();
+  }
+  Expected<double> seconds(const char* key, double max) const {
+    const Json* v = find(key);
+    if (v == nullptr) return 0.0;
+    return seconds(*v, name(key), max);
+  }
+
+ private:
+  const Json& j_;
+  std::string prefix_;
+};
+
+// A trace path must name a file inside the run directory.
+Expected<void> check_trace_path(const std::string& t, std::size_t i) {
+  const std::string what = "'traces'[" + std::to_string(i) + "] '" + t.substr(0, 80) + "'";
+  if (t.empty()) return Error{what + " is empty"};
+  if (t.find('\0') != std::string::npos) return Error{what + " holds a NUL byte"};
+  const std::filesystem::path p(t);
+  if (p.is_absolute() || p.has_root_name() || p.has_root_directory()) {
+    return Error{what + " is an absolute path; traces must be inside the run directory"};
+  }
+  for (const auto& part : p) {
+    if (part == "..") {
+      return Error{what + " leaves the run directory (\"..\"); traces must be inside it"};
+    }
+  }
+  return model::ok();
+}
+
+Expected<RunManifest> parse_manifest(const Json& j) {
+  RunManifest m;
+  Fields f(j, "");
+  auto text_into = [&](const char* key, std::string& out, const std::string& fallback) {
+    auto v = f.text(key, fallback);
+    if (v) out = std::move(*v);
+    return v.ok() ? model::ok() : Expected<void>(v.error());
+  };
+  DAGSGD_TRY(text_into("run_id", m.run_id, ""));
+  DAGSGD_TRY(text_into("tool_version", m.tool_version, ""));
+  DAGSGD_TRY(text_into("kind", m.kind, ""));
+  DAGSGD_TRY(text_into("model", m.model, ""));
+  DAGSGD_TRY(text_into("status", m.status, "ok"));
+  auto command = f.texts("command");
+  DAGSGD_TRY(command);
+  m.command = std::move(*command);
+  const Json* ranks = f.find("ranks");
+  if (ranks == nullptr) return Error{"missing 'ranks'"};
+  auto r = f.integer(*ranks, "'ranks'", 1, kMaxRanks);
+  DAGSGD_TRY(r);
+  m.ranks = static_cast<int>(*r);
+  const auto per_rank = static_cast<std::size_t>(m.ranks);
+  auto hosts = f.texts("hosts");
+  DAGSGD_TRY(hosts);
+  m.hosts = std::move(*hosts);
+  auto machines = f.texts("machines");
+  DAGSGD_TRY(machines);
+  m.machines = std::move(*machines);
+  if (!m.machines.empty() && m.machines.size() != per_rank) {
+    return Error{"'machines' has " + std::to_string(m.machines.size()) + " entries for " +
+                 std::to_string(m.ranks) + " ranks"};
+  }
+  if (const Json* cpus = f.find("cpus")) {
+    if (!cpus->is_array()) return Error{"'cpus' must be a list of integers, got " + shown(*cpus)};
+    for (std::size_t i = 0; i < cpus->size(); ++i) {
+      auto c = f.integer((*cpus)[i], "'cpus'[" + std::to_string(i) + "]", 1, kMaxRanks);
+      DAGSGD_TRY(c);
+      m.cpus.push_back(static_cast<int>(*c));
     }
     if (!m.cpus.empty() && m.cpus.size() != per_rank) {
-      return model::Error{where + ": 'cpus' has " + std::to_string(m.cpus.size()) +
-                          " entries for " + std::to_string(m.ranks) + " ranks"};
+      return Error{"'cpus' has " + std::to_string(m.cpus.size()) + " entries for " +
+                   std::to_string(m.ranks) + " ranks"};
     }
-    for (int c : m.cpus) {
-      if (c < 1) return model::Error{where + ": 'cpus' entries must be >= 1"};
-    }
-    m.model = j.value("model", "");
-    m.config = j.value("config", std::map<std::string, std::string>{});
-    if (j.contains("iterations")) {
-      const auto& it = j.at("iterations");
-      m.iterations.warmup = it.value("warmup", 0);
-      m.iterations.times_s = it.value("times_s", std::vector<double>{});
-      m.iterations.mean_s = it.value("mean_s", 0.0);
-      m.iterations.p50_s = it.value("p50_s", 0.0);
-      m.iterations.p95_s = it.value("p95_s", 0.0);
-    }
-    m.clock_residual_ns = j.value("clock_residual_ns", 0.0);
-    m.traces = j.value("traces", std::vector<std::string>{});
-    m.status = j.value("status", "ok");
-    if (j.contains("run_id") && !j.at("run_id").is_string()) {
-      return model::Error{where + ": 'run_id' must be a string"};
-    }
-    m.run_id = j.value("run_id", "");
-  } catch (const nlohmann::json::exception& e) {
-    return model::Error{where + ": " + e.what()};
   }
+  if (const Json* config = f.find("config")) {
+    if (!config->is_object()) {
+      return Error{"'config' must be an object of strings, got " + shown(*config)};
+    }
+    for (const auto& [k, v] : config->items()) {
+      if (!v.is_string()) {
+        return Error{"'config." + k.substr(0, 80) + "' must be a string, got " + shown(v)};
+      }
+      m.config[k] = v.get<std::string>();
+    }
+  }
+  if (const Json* it = f.find("iterations")) {
+    if (!it->is_object()) return Error{"'iterations' must be an object, got " + shown(*it)};
+    Fields fi(*it, "iterations.");
+    if (const Json* times = fi.find("times_s")) {
+      if (!times->is_array()) {
+        return Error{"'iterations.times_s' must be a list of numbers, got " + shown(*times)};
+      }
+      for (std::size_t i = 0; i < times->size(); ++i) {
+        auto t =
+            fi.seconds((*times)[i], "'iterations.times_s'[" + std::to_string(i) + "]", kMaxSeconds);
+        DAGSGD_TRY(t);
+        m.iterations.times_s.push_back(*t);
+      }
+    }
+    // The warm-up iterations are among those measured, and at least one is left after them.
+    const auto n = static_cast<std::int64_t>(m.iterations.times_s.size());
+    auto warmup = fi.integer("warmup", 0, std::max<std::int64_t>(0, n - 1), 0);
+    if (!warmup) {
+      return Error{warmup.error().message + " (" + std::to_string(n) + " measured iterations)"};
+    }
+    m.iterations.warmup = static_cast<int>(*warmup);
+    for (auto [key, out] :
+         {std::pair{"mean_s", &m.iterations.mean_s}, std::pair{"p50_s", &m.iterations.p50_s},
+          std::pair{"p95_s", &m.iterations.p95_s}}) {
+      auto v = fi.seconds(key, kMaxSeconds);
+      DAGSGD_TRY(v);
+      *out = *v;
+    }
+  }
+  auto residual = f.seconds("clock_residual_ns", static_cast<double>(model::kMaxDuration));
+  DAGSGD_TRY(residual);
+  m.clock_residual_ns = *residual;
+  auto traces = f.texts("traces");
+  DAGSGD_TRY(traces);
+  for (std::size_t i = 0; i < traces->size(); ++i) DAGSGD_TRY(check_trace_path((*traces)[i], i));
+  m.traces = std::move(*traces);
+  return m;
+}
+
+}  // namespace
+
+model::Expected<RunManifest> manifest_from_json(const std::string& text, const std::string& where) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return model::Error{where + ": not valid JSON: " + model::json_syntax_error(text)};
+  }
+  if (!j.is_object()) return model::Error{where + ": not a JSON object"};
+  auto m = parse_manifest(j);
+  if (!m) return model::with_context(where, m.error());
   return m;
 }
 
@@ -157,11 +331,9 @@ model::Expected<void> write_manifest(const std::string& run_dir, const RunManife
 
 model::Expected<RunManifest> read_manifest(const std::string& run_dir) {
   std::string path = run_dir + "/" + kManifestName;
-  std::ifstream in(path);
-  if (!in) return model::Error{"cannot read '" + path + "'"};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return manifest_from_json(ss.str(), "manifest '" + path + "'");
+  auto text = model::read_file(path, model::kMaxDocumentBytes);
+  if (!text) return text.error();
+  return manifest_from_json(*text, "manifest '" + path + "'");
 }
 
 }  // namespace dagsgd::trace

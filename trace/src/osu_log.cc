@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include "dagsgd/model/io.h"
@@ -41,6 +42,9 @@ bool parse_double(const std::string& s, double& out) {
   return ec == std::errc() && ptr == end && std::isfinite(out);
 }
 
+// A token for a message, cut to 40 characters (a damaged log can hold megabyte-long tokens).
+std::string shown(const std::string& t) { return t.size() > 40 ? t.substr(0, 37) + "..." : t; }
+
 int find_token(const std::vector<std::string>& toks, const std::string& name) {
   for (std::size_t i = 0; i < toks.size(); ++i) {
     if (toks[i] == name) return static_cast<int>(i);
@@ -50,6 +54,12 @@ int find_token(const std::vector<std::string>& toks, const std::string& name) {
 
 enum class Table { kNone, kOsu, kNccl };
 
+// What a row may state (docs/limits.md): a message of at most 1e15 bytes (1 PB), a latency below
+// kMaxDuration (1e12 us), at most 2^20 ranks.
+constexpr std::int64_t kMaxBytes = 1'000'000'000'000'000;
+constexpr double kMaxLatencyUs = 1e12;
+constexpr std::int64_t kMaxRanks = std::int64_t{1} << 20;
+
 }  // namespace
 
 Expected<LatencyLog> parse_latency_log(const std::string& text, const std::string& where) {
@@ -58,8 +68,9 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
   int nccl_size_col = -1;
   int nccl_time_col = -1;
   int nccl_rank_lines = 0;
-  int prefix_line = 0;   // first row with a "<ranks>," prefix
-  int osu_max_col = -1;  // the "Max Latency(us)" column of a full OSU table
+  int prefix_line = 0;                    // first row with a "<ranks>," prefix
+  int osu_max_col = -1;                   // the "Max Latency(us)" column of a full OSU table
+  std::map<std::int64_t, int> size_line;  // each size's row, to refuse a size measured twice
   std::istringstream in(text);
   std::string raw;
   int line_no = 0;
@@ -111,13 +122,14 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
     std::int64_t size = 0;
     if (table == Table::kOsu) {
       if (toks.size() < 2) {
-        return fail("expected '<size> <avg latency us>', got '" + line + "'");
+        return fail("expected '<size> <avg latency us>', got '" + shown(line) + "'");
       }
       std::string size_tok = toks[0];
       if (const auto comma = size_tok.find(','); comma != std::string::npos) {
         std::int64_t ranks = 0;
-        if (!parse_int(size_tok.substr(0, comma), ranks) || ranks < 1) {
-          return fail("bad rank prefix in '" + toks[0] + "'");
+        if (!parse_int(size_tok.substr(0, comma), ranks) || ranks < 1 || ranks > kMaxRanks) {
+          return fail("bad rank prefix in '" + shown(toks[0]) + "' (ranks from 1 to " +
+                      std::to_string(kMaxRanks) + ")");
         }
         if (log.ranks && *log.ranks != ranks) {
           return fail("rank prefix " + std::to_string(ranks) + " differs from " +
@@ -127,11 +139,12 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
         log.ranks = static_cast<int>(ranks);
         size_tok = size_tok.substr(comma + 1);
       }
-      if (!parse_int(size_tok, size) || size < 0) {
-        return fail("size '" + toks[0] + "' is not a non-negative integer");
+      if (!parse_int(size_tok, size) || size < 0 || size > kMaxBytes) {
+        return fail("size '" + shown(toks[0]) + "' is not an integer from 0 to 1e15");
       }
-      if (!parse_double(toks[1], pt.latency_us) || pt.latency_us < 0) {
-        return fail("latency '" + toks[1] + "' is not a non-negative number");
+      if (!parse_double(toks[1], pt.latency_us) || pt.latency_us < 0 ||
+          pt.latency_us >= kMaxLatencyUs) {
+        return fail("latency '" + shown(toks[1]) + "' is not a number from 0 to below 1e12 us");
       }
       if (osu_max_col > 0) {
         const auto col = static_cast<std::size_t>(osu_max_col);
@@ -139,8 +152,10 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
           return fail("the header has a Max Latency(us) column, but the row has " +
                       std::to_string(toks.size()) + " columns");
         }
-        if (!parse_double(toks[col], pt.max_latency_us) || pt.max_latency_us < 0) {
-          return fail("max latency '" + toks[col] + "' is not a non-negative number");
+        if (!parse_double(toks[col], pt.max_latency_us) || pt.max_latency_us < 0 ||
+            pt.max_latency_us >= kMaxLatencyUs) {
+          return fail("max latency '" + shown(toks[col]) +
+                      "' is not a number from 0 to below 1e12 us");
         }
       }
     } else {
@@ -151,12 +166,19 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
       }
       const auto& size_tok = toks[static_cast<std::size_t>(nccl_size_col)];
       const auto& time_tok = toks[static_cast<std::size_t>(nccl_time_col)];
-      if (!parse_int(size_tok, size) || size < 0) {
-        return fail("size '" + size_tok + "' is not a non-negative integer");
+      if (!parse_int(size_tok, size) || size < 0 || size > kMaxBytes) {
+        return fail("size '" + shown(size_tok) + "' is not an integer from 0 to 1e15");
       }
-      if (!parse_double(time_tok, pt.latency_us) || pt.latency_us < 0) {
-        return fail("time '" + time_tok + "' is not a non-negative number");
+      if (!parse_double(time_tok, pt.latency_us) || pt.latency_us < 0 ||
+          pt.latency_us >= kMaxLatencyUs) {
+        return fail("time '" + shown(time_tok) + "' is not a number from 0 to below 1e12 us");
       }
+    }
+    // Two latencies of one size are two measurements that disagree or a log pasted twice;
+    // averaging them would hide either, so the log must be split (or fixed) by its owner.
+    if (auto [it, fresh] = size_line.emplace(size, line_no); !fresh) {
+      return fail("size " + std::to_string(size) + " was already measured on line " +
+                  std::to_string(it->second) + "; one latency per size (split the log)");
     }
     pt.bytes = size;
     log.points.push_back(pt);
@@ -167,12 +189,16 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
                  "time') table header"};
   }
   if (log.points.empty()) return Error{"log '" + where + "': the table has no rows"};
+  if (nccl_rank_lines > kMaxRanks) {
+    return Error{"log '" + where + "': " + std::to_string(nccl_rank_lines) +
+                 " rank device lines: out of range (at most " + std::to_string(kMaxRanks) + ")"};
+  }
   if (table == Table::kNccl && nccl_rank_lines > 0) log.ranks = nccl_rank_lines;
   return log;
 }
 
 Expected<LatencyLog> read_latency_log(const std::string& path) {
-  auto text = model::read_file(path);
+  auto text = model::read_file(path, model::kMaxDocumentBytes);
   DAGSGD_TRY(text);
   return parse_latency_log(*text, path);
 }

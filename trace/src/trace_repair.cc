@@ -14,8 +14,8 @@ bool complete_event_line(std::string line) {
   while (!line.empty() && is_space(line.back())) line.pop_back();
   if (!line.empty() && line.back() == ',') line.pop_back();
   if (line.empty() || line.front() != '{' || line.back() != '}') return false;
-  auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  return !j.is_discarded() && j.is_object();
+  // Valid JSON that starts with '{' is an object; accept() checks it without building one.
+  return nlohmann::json::accept(line);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct LinkCost {
   static LinkCost from_fabric(const FabricSpec& f);
 };
 
+// The most workers a cost model prices (make_comm_model refuses more): 2^20, beyond every
+// machine built so far and small enough that the formulas' integer steps cannot overflow.
+inline constexpr std::int64_t kMaxWorkers = std::int64_t{1} << 20;
+
 // Where the workers are: `nodes` nodes of `gpus_per_node` workers; intra links inside a node,
 // inter links between nodes.
 struct Topology {
@@ -33,7 +38,13 @@ struct Topology {
   int gpus_per_node = 1;
   LinkCost intra;
   LinkCost inter;
-  int workers() const { return nodes * gpus_per_node; }
+  // nodes x gpus_per_node; a product beyond int (refused by make_comm_model) comes back as
+  // INT_MAX rather than overflowing.
+  int workers() const {
+    const std::int64_t w = std::int64_t{nodes} * gpus_per_node;
+    return w > std::numeric_limits<int>::max() ? std::numeric_limits<int>::max()
+                                               : static_cast<int>(w);
+  }
 };
 
 enum class Precision { kFp32, kFp16 };
@@ -68,15 +79,23 @@ struct CollectivePhases {
 };
 
 // The cost of aggregating one gradient group; implementations are chosen by name.
+// Every time a model returns is >= 0 and never overflows: a time out of range (at or above
+// kMaxDuration, e.g. a huge group on a very slow link) comes back saturated, at least
+// kMaxDuration. The checked_ functions turn that into an Error; callers that add such times up
+// use them (or check `time < kMaxDuration`).
 class CommModel {
  public:
   virtual ~CommModel() = default;
   // Time to aggregate a group of `elements` gradient elements over all workers (until the last
   // worker has the result).
   virtual Nanos exchange_time(std::int64_t elements) const = 0;
+  // exchange_time, or an Error when it is out of range.
+  Expected<Nanos> checked_exchange_time(std::int64_t elements) const;
   // exchange_time in parts. Formulas: startup = the startup latency (at most the total), the
   // rest is body, no tail. Measured curves: docs/communication.md.
   virtual CollectivePhases phases(std::int64_t elements) const;
+  // phases, or an Error when their total is out of range.
+  Expected<CollectivePhases> checked_phases(std::int64_t elements) const;
   // The startup latency of one collective (the alpha MG-WFBP compares savings against).
   virtual Nanos startup_latency() const = 0;
   // The algorithm actually used for a group of `elements` (resolves "auto").
@@ -85,6 +104,8 @@ class CommModel {
   virtual std::string protocol_for(std::int64_t /*elements*/) const { return ""; }
 };
 
+// Topologies beyond kMaxWorkers, and links whose costs are negative, not finite or beyond
+// kMaxDuration per message are an Error.
 // With algorithm "auto" (or "measured"), a dense allreduce over one fabric whose link carries a
 // measured curve for the worker count (LinkCost::measured) is priced from that curve: the
 // latencies the library was measured to take, linear between measured sizes, the smallest

@@ -28,6 +28,10 @@ const char* task_kind_name(TaskKind k);
 enum class EdgeKind : std::uint8_t { kSequence, kData, kCollectiveJoin, kIterationBoundary };
 const char* edge_kind_name(EdgeKind k);
 
+// The sum of all task durations a DAG may hold (Dag::check_bounds): 2^62 ns, so that every start
+// and finish time of a simulation, at most that sum, fits in int64 with room for one more task.
+inline constexpr Nanos kMaxDagTime = Nanos{1} << 62;
+
 using TaskId = std::int32_t;
 using ResourceId = std::int32_t;
 inline constexpr TaskId kNoTask = -1;
@@ -54,6 +58,7 @@ struct Resource {
 class Dag {
  public:
   ResourceId add_resource(std::string name, int capacity = 1);
+  // The duration must be from 0 to below kMaxDuration (a broken invariant aborts).
   TaskId add_task(const Task& t);
   void add_edge(TaskId from, TaskId to, EdgeKind kind = EdgeKind::kSequence);
   void reserve(std::size_t tasks, std::size_t edges);
@@ -92,6 +97,12 @@ class Dag {
   Expected<Path> longest_path() const;
 
   std::string describe(TaskId id) const;  // "w2 backward[17] it1"
+
+  // Whether a simulation of this DAG stays inside int64: every duration from 0 to below
+  // kMaxDuration and their sum below kMaxDagTime. An Error names the first task out of range.
+  // Durations may change after finalize (mutable_task), so a simulator checks right before it
+  // runs.
+  Expected<void> check_bounds() const;
 
  private:
   std::vector<Task> tasks_;

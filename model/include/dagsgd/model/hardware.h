@@ -52,9 +52,15 @@ class HardwareCatalog {
   static Expected<HardwareCatalog> load_default();
   static Expected<HardwareCatalog> load(const std::string& gpus_path,
                                         const std::string& fabrics_path);
+  // The same from texts already in memory; `*_where` name them in errors.
+  static Expected<HardwareCatalog> parse(const std::string& gpus_json,
+                                         const std::string& gpus_where,
+                                         const std::string& fabrics_json,
+                                         const std::string& fabrics_where);
   // Adds (or replaces, by name) fabrics from a user file of the same schema, e.g. the output of
-  // `dagsgd calibrate`.
+  // `dagsgd calibrate`. Every number is checked against its range (docs/limits.md).
   Expected<void> add_fabric_file(const std::string& path);
+  Expected<void> add_fabric_json(const std::string& text, const std::string& where);
 
   // Unknown names give an error that lists the valid ones.
   Expected<GpuSpec> gpu(const std::string& name) const;

@@ -66,8 +66,24 @@ struct SsgdConfig {
   std::vector<double> slowdown;
 };
 
+// The largest DAG build_ssgd_dag may be asked for (check_ssgd_config): 50 million tasks and 100
+// million edges, about 4.5 GB with the simulation's state (docs/limits.md).
+inline constexpr std::int64_t kMaxDagTasks = 50'000'000;
+inline constexpr std::int64_t kMaxDagEdges = 100'000'000;
+
+// Whether build_ssgd_dag can build `config`, as an Error that says what is out of range:
+// workers >= 1, iterations from 1 to 32767, groups over valid layers, at most kMaxDagTasks
+// tasks and kMaxDagEdges edges, every duration (scaled by its worker's slow-down) from 0 to below
+// kMaxDuration, slow-downs positive and finite, and the sum of all task durations below
+// kMaxDagTime, so that no start or finish time a simulation of the DAG computes can overflow.
+// Cheap (no DAG is built): call it before build_ssgd_dag on anything that came from input.
+// `compact`: for an SsgdDag instead, whose size limit is ssgd_task_count's (it holds no edges).
+Expected<void> check_ssgd_config(const SsgdConfig& config, bool compact = false);
+
 // Builds the DAG: per worker resources "wK.io", "wK.copy", "wK.compute"; one shared "comm"
 // channel serializes collectives in issue order. Tasks are added iteration by iteration.
+// `config` must pass check_ssgd_config (a config from input that does not is bad input; one
+// built by code that does not is a bug).
 Dag build_ssgd_dag(const SsgdConfig& config);
 
 // The largest S-SGD DAG dagsgd simulates, in workers' tasks (workers x (2L+3) x iterations; the

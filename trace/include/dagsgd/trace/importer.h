@@ -86,6 +86,9 @@ struct ImportReport {
   std::vector<model::Nanos> clock_offsets;
   model::Nanos clock_residual = 0;
   bool clocks_aligned = false;  // offsets were applied (Kineto traces of several ranks)
+  // Problems of the run as a whole (a manifest that lists fewer traces than ranks after a
+  // failed collect), counted like the files' and fatal under --strict.
+  std::vector<ImportProblem> run_problems;
   std::int64_t problem_count() const;
   // "rank-1.json: 3 negative duration (first: event 12 ...)"; empty when clean.
   std::string summary() const;
@@ -99,6 +102,8 @@ struct ImportedRank {
   std::map<std::int64_t, std::string> thread_names;
   int world_size = 1;
   std::string backend;  // distributedInfo.backend ("nccl", "mpi", ...)
+  std::string run_id;   // distributedInfo.run_id of dagsgd writers ("" when not recorded)
+  bool world_size_stated = false;  // distributedInfo or our metadata gave world_size
   std::int64_t cpu_pid = 0;
   const std::string& str(std::int32_t i) const { return strings[static_cast<std::size_t>(i)]; }
 };
@@ -123,12 +128,20 @@ struct ImportOptions {
 };
 
 // One file (uncompressed text already in memory). `rank_hint` is used when the trace does not
-// say its rank. Fails when the text is not a trace at all (no JSON object with traceEvents).
+// say its rank. Fails when the text is not a trace at all (no JSON object with traceEvents), is
+// not valid JSON (the message gives the line and column) or states a rank or world size out of
+// range. Events whose numbers are out of range are counted problems (docs/limits.md): ts beyond
+// +-kMaxTimestamp, dur at or above kMaxDuration ("out of range"), negative dur, X events without
+// dur ("missing dur"), args that do not fit their fields ("bad args value").
 model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
                                                 int rank_hint, FileReport& report);
 
 // A run: one directory (a dagsgd run directory with manifest.json, or a directory of Kineto
-// .json/.json.gz files) or a list of trace files.
+// .json/.json.gz files) or a list of trace files. Refused (an Error naming the files): rank
+// traces whose run ids differ from each other or from the manifest's (traces of two runs), a
+// manifest whose status is "ok" but that lists other than `ranks` traces, traces whose world
+// size differs from the manifest's ranks, and runs whose events (after clock alignment) span
+// kMaxDuration or more or whose durations add up to kMaxDagTime or more.
 model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
                                         const ImportOptions& options);
 

@@ -36,15 +36,19 @@ struct RunManifest {
   std::string model;                          // model name or file ("" for collect)
   std::map<std::string, std::string> config;  // runtime configuration, flag -> value
   IterationStats iterations;
-  double clock_residual_ns = 0;     // max residual of cross-rank clock alignment
-  std::vector<std::string> traces;  // trace file names, relative to the run directory
-  std::string status = "ok";        // "ok", or what went wrong
+  double clock_residual_ns = 0;  // max residual of cross-rank clock alignment
+  // Trace file names, relative to the run directory: never absolute, never through "..".
+  std::vector<std::string> traces;
+  std::string status = "ok";  // "ok", or what went wrong
   // Names this run; every rank trace written for it carries the same one in distributedInfo, so a
   // reader can tell a stray file of another run. Always written; "" when read from an old run.
   std::string run_id;
 };
 
 std::string manifest_to_json(const RunManifest& m);
+// Every field is checked: its type (the error names the field), numbers in range (ranks from 1
+// to 2^20, warmup from 0 to below the measured iterations, times finite and >= 0), trace paths
+// inside the run directory. Fields not listed in RunManifest are ignored.
 model::Expected<RunManifest> manifest_from_json(const std::string& text, const std::string& where);
 
 // The standard file names of a run directory.
