@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
+#include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
 
 namespace dagsgd::tools {
@@ -61,6 +63,32 @@ void print(const std::string& s) {
 void print_note(const std::string& s) { write_err(s); }
 
 bool embedded() { return t_out != nullptr; }
+
+int prepare_outputs(const std::string& dir, const std::vector<std::string>& files, bool force) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> folders = {dir};
+  for (const auto& f : files) {
+    const fs::path path = fs::path(dir) / f;
+    if (!force && model::file_exists(path.string())) {
+      return report_error("'" + path.string() + "' exists; use --force to overwrite");
+    }
+    folders.push_back(path.parent_path());
+  }
+  for (const auto& folder : folders) {
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    if (ec) {
+      return report_error("cannot create '" + folder.string() + "': " + ec.message(), kExitFailure);
+    }
+  }
+  return kExitOk;
+}
+
+int write_output(const std::string& dir, const std::string& name, const std::string& content,
+                 bool force) {
+  auto w = model::write_file((std::filesystem::path(dir) / name).string(), content, force);
+  return w ? kExitOk : report_error(w.error().message, kExitFailure);
+}
 
 int run_commands(const std::vector<std::string>& args, const Commands& more) {
   CLI::App app{

@@ -32,6 +32,14 @@ void print_note(const std::string& s);
 // must neither start MPI nor draw on the terminal.
 bool embedded();
 
+// Before a command writes `files` (paths below `dir`): refuses, unless `force`, when one exists,
+// then creates `dir` and the folders the files go in. kExitOk, or the code of the error it
+// reported.
+int prepare_outputs(const std::string& dir, const std::vector<std::string>& files, bool force);
+// Writes `content` to `dir`/`name`; kExitOk, or kExitFailure with the error reported.
+int write_output(const std::string& dir, const std::string& name, const std::string& content,
+                 bool force);
+
 // Registers subcommands on the root command.
 using Commands = std::function<void(CLI::App& root, Action& action)>;
 
