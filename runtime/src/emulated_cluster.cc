@@ -91,8 +91,9 @@ namespace {
 // The cluster script and the benchmark: the user's, or found in the build and source trees.
 model::Expected<void> find_tools(ExperimentSettings& s) {
   const fs::path root = fs::path(model::data_dir()).parent_path();
-  if (s.profiles_file.empty())
+  if (s.profiles_file.empty()) {
     s.profiles_file = model::data_path("hardware/emucluster_profiles.json");
+  }
   if (s.cluster.empty()) s.cluster = (root / "tools" / "emucluster").string();
   if (!fs::is_regular_file(s.cluster)) {
     return model::Error{"cannot find the cluster script '" + s.cluster + "'; pass --emucluster"};
