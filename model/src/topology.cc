@@ -695,4 +695,19 @@ NodeType uniform_node_type(int gpus, double intra_bandwidth, Nanos intra_latency
   return n;
 }
 
+std::vector<int> ClusterTopology::collective_order(int workers) const {
+  const int g = gpus_per_node_;
+  std::vector<int> order;
+  if (workers < g) {
+    for (int local : intra_ring_) {
+      if (local < workers) order.push_back(local);
+    }
+    return order;
+  }
+  for (int n = 0; n < workers / g; ++n) {
+    for (int local : intra_ring_) order.push_back(n * g + local);
+  }
+  return order;
+}
+
 }  // namespace dagsgd::model

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dagsgd/model/format.h"
+#include "links_json.h"
 #include "result_json.h"
 
 namespace dagsgd::reports {
@@ -116,18 +117,7 @@ std::string predict_json(const sim::Description& scenario, const sim::PredictRes
   j["gradient_groups"] = groups;
   j["algorithm"] = r.algorithm;
   j["simulated"] = {{"tasks", r.tasks}, {"events", r.events}};
-  if (r.network_model == "flow") {
-    j["network_model"] = r.network_model;
-    nlohmann::ordered_json links = nlohmann::ordered_json::array();
-    for (const auto& l : r.busiest_links) {
-      links.push_back({{"link", l.link},
-                       {"kind", l.kind},
-                       {"busy_fraction", round6(l.busy)},
-                       {"utilization", round6(l.utilization)},
-                       {"gigabytes", round6(l.gigabytes)}});
-    }
-    j["busiest_links"] = links;
-  }
+  detail::add_links_json(j, r.network_model, r.busiest_links);
   return j.dump(2) + "\n";
 }
 

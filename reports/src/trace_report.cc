@@ -9,6 +9,7 @@
 #include <map>
 
 #include "dagsgd/model/format.h"
+#include "links_json.h"
 
 namespace dagsgd::reports {
 
@@ -317,6 +318,21 @@ std::string replay_text(const trace::ImportedRun& run, const trace::TraceDag& da
   out += "Error: " + pct(r.error) + "\n\n";
   out += "Measured, per rank:\n" + rank_table(r.measured_ranks);
   out += "Predicted, per rank:\n" + rank_table(r.predicted_ranks);
+  if (r.network_model == "flow") {
+    out += "\nBusiest links (flow-level tier, iteration " +
+           std::to_string(r.critical_path_iteration) + "):\n";
+    for (const auto& l : r.busiest_links) {
+      out += "  " + l.link + " (" + l.kind + ")  busy " + fmt("%.1f%%", 100.0 * l.busy) +
+             ", utilization " + fmt("%.1f%%", 100.0 * l.utilization) + "\n";
+    }
+    out += "Bottleneck: " + r.bound;
+    if (!r.busiest_links.empty()) {
+      out += "; the busiest link is " + r.busiest_links.front().link + " (" +
+             r.busiest_links.front().kind + "), busy " +
+             fmt("%.0f%%", 100.0 * r.busiest_links.front().busy) + " of the iteration";
+    }
+    out += "\n";
+  }
   return out;
 }
 
@@ -367,6 +383,7 @@ std::string replay_json(const trace::ImportedRun& run, const trace::TraceDag& da
   j["bound"] = r.bound;
   j["if_comm_free"] = r.if_comm_free;
   j["if_double_network"] = r.if_double_network;
+  detail::add_links_json(j, r.network_model, r.busiest_links);
   return j.dump(2) + "\n";
 }
 

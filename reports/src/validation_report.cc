@@ -152,6 +152,7 @@ std::string validation_json(const ValidationReport& r) {
            {"batch", r.batch},
            {"ranks_per_host", r.ranks_per_host},
            {"host_cpu_model", r.host_cpu_model},
+           {"network_model", r.network_model},
            {"profiles", profiles},
            {"measured", measured},
            {"predictions", rows},

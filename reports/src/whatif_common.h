@@ -51,6 +51,9 @@ std::string md_cell(const std::string& s);
 std::string html_escape(const std::string& s);
 // The sentences a person reads first (Markdown bold marks the configurations).
 std::vector<std::string> findings(const WhatifReport& report);
+// The rows whose iteration was simulated on the flow-level tier and kept (per fabric, the
+// largest GPU count): their busiest links make the link view.
+std::vector<std::size_t> link_view_rows(const WhatifReport& report);
 // A timeline span's name: "forward layer 3", "allreduce group 2".
 std::string span_name(const sim::TimelineSpan& s);
 

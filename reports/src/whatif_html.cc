@@ -631,6 +631,22 @@ table.best small { color: #666; }
     h += best_table_html(report, gpus, best);
   }
   h += "<h2>Breakdown</h2>\n<div id=\"breakdown\"></div>\n";
+  if (const auto links = link_view_rows(report); !links.empty()) {
+    h += "<h2>Busiest links</h2>\n<p>One iteration per fabric at its largest GPU count "
+         "(flow-level tier): the links that carried most for their bandwidth.</p>\n<table>\n"
+         "<tr><th>scenario</th><th>link</th><th>kind</th><th>busy</th><th>utilization</th>"
+         "<th>GB</th></tr>\n";
+    for (std::size_t i : links) {
+      for (const auto& l : report.rows[i].result.busiest_links) {
+        h += "<tr><td>" + html_escape(sim::point_label(grid, report.rows[i].scenario)) +
+             "</td><td>" + html_escape(l.link) + "</td><td>" + html_escape(l.kind) +
+             "</td><td class=\"n\">" + fmt("%.0f%%", 100 * l.busy) + "</td><td class=\"n\">" +
+             fmt("%.0f%%", 100 * l.utilization) + "</td><td class=\"n\">" +
+             fmt("%.3f", l.gigabytes) + "</td></tr>\n";
+      }
+    }
+    h += "</table>\n";
+  }
   if (!timeline.empty()) {
     h += "<h2>Timelines</h2>\n<p>Full timelines of every worker, for Perfetto: ";
     bool first = true;

@@ -5,6 +5,7 @@
 #include "dagsgd/model/format.h"
 #include "dagsgd/model/paths.h"
 #include "dagsgd/reports/whatif_report.h"
+#include "links_json.h"
 #include "whatif_common.h"
 
 namespace dagsgd::reports {
@@ -16,6 +17,17 @@ using Json = nlohmann::ordered_json;
 using namespace detail;  // NOLINT(google-build-using-namespace): this file's own helpers
 
 namespace detail {
+
+std::vector<std::size_t> link_view_rows(const WhatifReport& report) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    const auto& r = report.rows[i].result;
+    if (r.network_model == "flow" && !r.timeline.empty() && !r.busiest_links.empty()) {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -152,6 +164,7 @@ Json scenario_json(const WhatifReport& report, std::size_t i) {
   j["what_if"] = what_if_json(r);
   if (!r.timeline.empty())
     j["timeline"] = "timelines/" + timeline_file_name(report.rows[i].scenario, i);
+  detail::add_links_json(j, r.network_model, r.busiest_links);
   return j;
 }
 
@@ -254,6 +267,19 @@ std::string whatif_markdown(const WhatifReport& report) {
                              static_cast<double>(std::max<Nanos>(1, row.result.iteration)));
     }
     out += "| " + md_cell(sim::point_label(report.grid, row.scenario)) + " | " + c + " |\n";
+  }
+  if (const auto links = link_view_rows(report); !links.empty()) {
+    out +=
+        "\n## Busiest links\n\nOne iteration per fabric at its largest GPU count (flow-level "
+        "tier): the links that carried most for their bandwidth.\n\n| scenario | link | kind | "
+        "busy | utilization | GB |\n|---|---|---|--:|--:|--:|\n";
+    for (std::size_t i : links) {
+      for (const auto& l : report.rows[i].result.busiest_links) {
+        out += "| " + md_cell(sim::point_label(report.grid, report.rows[i].scenario)) + " | " +
+               md_cell(l.link) + " | " + l.kind + " | " + fmt("%.0f%%", 100 * l.busy) + " | " +
+               fmt("%.0f%%", 100 * l.utilization) + " | " + fmt("%.3f", l.gigabytes) + " |\n";
+      }
+    }
   }
   bool any_timeline = false;
   for (const auto& row : report.rows) any_timeline = any_timeline || !row.result.timeline.empty();

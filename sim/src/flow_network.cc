@@ -279,4 +279,33 @@ void FlowNetwork::advance(Nanos now, std::vector<TaskId>& finished) {
   }
 }
 
+std::vector<LinkUse> busiest_links(const FlowNetwork& net, double from, double to,
+                                   std::size_t shown) {
+  const auto loads = net.loads(from, to);
+  const auto& cluster = net.cluster();
+  std::vector<std::size_t> order;
+  for (std::size_t l = 0; l < loads.size(); ++l) {
+    if (loads[l].bytes > 0) order.push_back(l);
+  }
+  // The most utilised first: the links whose bandwidth bounds the transfers.
+  auto utilization = [&](std::size_t l) {
+    return loads[l].bytes / net.capacity(static_cast<int>(l));
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return utilization(a) > utilization(b); });
+  if (order.size() > shown) order.resize(shown);
+  std::vector<LinkUse> out;
+  const double span = std::max(1.0, to - from);
+  for (std::size_t l : order) {
+    const auto& link = cluster.links()[l];
+    const auto& dev = cluster.devices();
+    out.push_back({dev[static_cast<std::size_t>(link.from)].name + " -> " +
+                       dev[static_cast<std::size_t>(link.to)].name,
+                   link.kind, loads[l].busy_ns / span,
+                   loads[l].bytes / (net.capacity(static_cast<int>(l)) * span),
+                   loads[l].bytes * 1e-9});
+  }
+  return out;
+}
+
 }  // namespace dagsgd::sim

@@ -34,36 +34,6 @@ struct FlowTier {
   double bandwidth_scale = 1;
 };
 
-// The links that carried most for their bandwidth in [from, to).
-std::vector<LinkUse> busiest_links(const FlowNetwork& net, double from, double to) {
-  constexpr std::size_t kShown = 8;
-  const auto loads = net.loads(from, to);
-  const auto& cluster = net.cluster();
-  std::vector<std::size_t> order;
-  for (std::size_t l = 0; l < loads.size(); ++l) {
-    if (loads[l].bytes > 0) order.push_back(l);
-  }
-  // The most utilised first: the links whose bandwidth bounds the transfers.
-  auto utilization = [&](std::size_t l) {
-    return loads[l].bytes / net.capacity(static_cast<int>(l));
-  };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return utilization(a) > utilization(b); });
-  if (order.size() > kShown) order.resize(kShown);
-  std::vector<LinkUse> out;
-  const double span = std::max(1.0, to - from);
-  for (std::size_t l : order) {
-    const auto& link = cluster.links()[l];
-    const auto& dev = cluster.devices();
-    out.push_back({dev[static_cast<std::size_t>(link.from)].name + " -> " +
-                       dev[static_cast<std::size_t>(link.to)].name,
-                   link.kind, loads[l].busy_ns / span,
-                   loads[l].bytes / (net.capacity(static_cast<int>(l)) * span),
-                   loads[l].bytes * 1e-9});
-  }
-  return out;
-}
-
 model::Expected<Run> simulate_once(const PredictRequest& req, int workers,
                                    const model::CommTimeFn& comm, bool with_comm,
                                    bool keep_timeline = false, const FlowTier* flow = nullptr) {
@@ -110,23 +80,6 @@ model::Expected<Run> simulate_once(const PredictRequest& req, int workers,
   return run;
 }
 
-// The ranks in the order a collective library rings them: node by node, each node's GPUs in
-// its intra-node ring order (the first `workers` GPUs of one node when fewer).
-std::vector<int> ring_order(const model::ClusterTopology& cluster, int workers) {
-  const int g = cluster.gpus_per_node();
-  std::vector<int> order;
-  if (workers < g) {
-    for (int local : cluster.intra_ring()) {
-      if (local < workers) order.push_back(local);
-    }
-    return order;
-  }
-  for (int n = 0; n < workers / g; ++n) {
-    for (int local : cluster.intra_ring()) order.push_back(n * g + local);
-  }
-  return order;
-}
-
 model::Topology faster(model::Topology t, double factor) {
   t.intra.beta_ns_per_byte /= factor;
   t.inter.beta_ns_per_byte /= factor;
@@ -162,8 +115,8 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
       return model::Error{"the cluster has " + std::to_string(req.cluster->gpu_count()) +
                           " GPUs, fewer than the " + std::to_string(workers) + " workers"};
     }
-    auto made =
-        model::CollectiveFlows::make(req.topology, req.exchange, ring_order(*req.cluster, workers));
+    auto made = model::CollectiveFlows::make(req.topology, req.exchange,
+                                             req.cluster->collective_order(workers));
     if (!made) return made.error();
     flows = std::move(*made);
     flow = {&*flows, req.cluster, 1.0};

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "dagsgd/model/calibration.h"
+#include "dagsgd/sim/flow_network.h"
 
 namespace dagsgd::sim::detail {
 
@@ -171,6 +172,33 @@ model::Expected<CommModelInfo> choose_comm_model(const TraceDag& td, const Repla
   return info;
 }
 
+namespace {
+
+// Fits `plan` (the formula's pattern on the cluster) to a collective whose time is `target` ns
+// (its modeled time without the slowest rank's tail) under the flow-level tier. Returns the
+// per-transfer cap (bytes/ns) under which, alone, it takes `target` when a measured curve says it
+// is slower than the links allow (0: no cap); when faster, its fixed parts shrink instead.
+double fit_to(model::FlowPlan& plan, const model::ClusterTopology& cluster, double target) {
+  double fixed = 0;
+  double bytes = 0;
+  for (const auto& a : plan.amounts) {
+    fixed += a.fixed;
+    bytes += a.bytes;
+  }
+  const double ideal = isolated_time_ns(cluster, plan);
+  if (bytes <= 0 || target <= 0) return 0;
+  if (target >= ideal) {
+    // Every phase's transfers slowed to one rate.
+    return bytes / std::max(1e-9, target - fixed);
+  }
+  const double transfers = ideal - fixed;
+  const double keep = fixed > 0 ? std::max(0.0, target - transfers) / fixed : 0;
+  for (auto& a : plan.amounts) a.fixed *= keep;
+  return 0;
+}
+
+}  // namespace
+
 model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const ReplayOptions& options,
                                                   const CommModelInfo& info) {
   std::map<int, std::unique_ptr<model::CommModel>> models;  // by group size
@@ -190,10 +218,38 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
     models.emplace(p, std::move(*m));
     return raw;
   };
+  // The flow-level tier: transfers on the cluster, in the ring order of each group size.
+  const bool flow = options.cluster != nullptr && info.source == CommSource::kFabric &&
+                    td.concurrent_resource >= 0;
+  std::map<int, std::unique_ptr<model::CollectiveFlows>> flows_by_size;
+  auto flows_for = [&](int p) -> model::Expected<model::CollectiveFlows*> {
+    auto it = flows_by_size.find(p);
+    if (it != flows_by_size.end()) return it->second.get();
+    if (options.cluster->gpu_count() < p) {
+      return model::Error{"the cluster has " + std::to_string(options.cluster->gpu_count()) +
+                          " GPUs, fewer than the " + std::to_string(p) + " ranks of a collective"};
+    }
+    model::Topology topo = info.topology;
+    topo.nodes = std::max(1, p / std::max(1, topo.gpus_per_node));
+    topo.gpus_per_node = std::max(1, p / topo.nodes);
+    // The formula's pattern: a measured curve says how long, not which transfers.
+    topo.intra.measured.clear();
+    topo.inter.measured.clear();
+    model::ExchangeConfig cfg;
+    cfg.algorithm = info.algorithm == model::kMeasuredAlgorithm ? "auto" : info.algorithm;
+    auto f = model::CollectiveFlows::make(topo, cfg, options.cluster->collective_order(p));
+    if (!f) return f.error();
+    return flows_by_size.emplace(p, std::make_unique<model::CollectiveFlows>(std::move(*f)))
+        .first->second.get();
+  };
   const bool from_run = info.source == CommSource::kRun;
   CollectiveTimes out;
   out.phases.resize(td.collectives.size());
   out.modeled_tails.assign(td.collectives.size(), false);
+  if (flow) {
+    out.flows.resize(td.collectives.size());
+    out.flow_caps.assign(td.collectives.size(), 0);
+  }
   for (std::size_t ci = 0; ci < td.collectives.size(); ++ci) {
     const auto& c = td.collectives[ci];
     out.phases[ci] = {0, c.measured, 0};
@@ -220,6 +276,20 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
       out.modeled_tails[ci] = true;
     } else {
       out.phases[ci] = {0, out.phases[ci].total(), 0};
+    }
+    if (flow && c.joined) {
+      // The startup goes into the transfers' fixed parts: collectives progress together.
+      auto f = flows_for(c.ranks);
+      if (!f) return f.error();
+      const auto& ph = out.phases[ci];
+      model::FlowPlan plan = (*f)->plan(std::max<std::int64_t>(1, elements));
+      if ((*m)->algorithm_for(elements) == model::kMeasuredAlgorithm) {
+        // What was measured there decides how long; the topology, what the transfers share.
+        out.flow_caps[ci] =
+            fit_to(plan, *options.cluster, static_cast<double>(ph.startup + ph.body));
+      }
+      out.flows[ci] = std::move(plan);
+      out.phases[ci] = {0, 0, ph.tail};
     }
     ++out.modeled;
   }

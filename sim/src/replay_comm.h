@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "dagsgd/model/collective_flows.h"
 #include "dagsgd/model/comm_model.h"
 #include "dagsgd/sim/trace_replay.h"
 
@@ -17,6 +18,10 @@ model::Expected<CommModelInfo> choose_comm_model(const trace::TraceDag& td,
 // their measured time as the body.
 struct CollectiveTimes {
   std::vector<model::CollectivePhases> phases;
+  // Flow-level tier: per collective, its transfers (pattern null: not a flow task) and the rate
+  // cap of each transfer (bytes/ns, 0 = none) that makes it as slow as a measured curve says.
+  std::vector<model::FlowPlan> flows;
+  std::vector<double> flow_caps;
   std::vector<bool> modeled_tails;  // the per-rank lag tasks take the modeled tail
   int modeled = 0;
   int measured = 0;

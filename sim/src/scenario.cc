@@ -333,11 +333,7 @@ Expected<std::unique_ptr<TracedWorkload>> TracedWorkload::load(
 
 Expected<void> TracedWorkload::check(const Scenario& s) const {
   if (batch_ == 0) return Error{batch_problem_};
-  if (s.hardware.cluster) {
-    return Error{
-        "a traced run is replayed with the analytical network model only (no topology, "
-        "--network-model analytic)"};
-  }
+
   if (s.hardware.workers() != dag_.ranks) {
     return Error{"a traced run replays its own " + std::to_string(dag_.ranks) + " ranks, not " +
                  std::to_string(s.hardware.workers())};
@@ -350,6 +346,7 @@ Expected<PredictResult> TracedWorkload::evaluate(const Scenario& s, bool keep_ti
   ro.comm = CommMode::kModeled;
   ro.algorithm = s.exchange.algorithm;
   ro.target = s.hardware.topology();
+  ro.cluster = s.hardware.cluster;
   auto r = replay_trace(dag_, ro);
   if (!r) return r.error();
   return replay_as_prediction(dag_, *r, batch_, keep_timeline);

@@ -7,8 +7,10 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <set>
 
+#include "dagsgd/sim/flow_network.h"
 #include "dagsgd/sim/host_cpu.h"
 #include "replay_analysis.h"
 #include "replay_comm.h"
@@ -82,29 +84,45 @@ model::Expected<model::Dag> host_cpu_dag(const TraceDag& td, const ReplayOptions
   return with_host_cpus(td.dag, target, scale);
 }
 
-// The DAG with the collectives' parts set to `times` scaled by `comm_scale`, simulated.
+// The DAG with the collectives' parts set to `times` scaled by `comm_scale` (0: free
+// communication), simulated; under the flow-level tier the collectives' transfers run on
+// `network` (with its links `1 / comm_scale` as fast), on a resource where they progress
+// together.
 model::Expected<SimResult> simulate_scaled(const TraceDag& td, const model::Dag& base,
-                                           const detail::CollectiveTimes& times,
-                                           double comm_scale) {
+                                           const detail::CollectiveTimes& times, double comm_scale,
+                                           std::unique_ptr<FlowNetwork>* network = nullptr,
+                                           const ReplayOptions* options = nullptr) {
   model::Dag dag = base;
   auto scaled = [comm_scale](Nanos d) {
     return static_cast<Nanos>(std::llround(static_cast<double>(d) * comm_scale));
   };
+  std::unique_ptr<FlowNetwork> net;
+  if (comm_scale > 0 && !times.flows.empty()) {
+    net = std::make_unique<FlowNetwork>(options->cluster, 1.0 / comm_scale);
+  }
   for (std::size_t ci = 0; ci < td.collectives.size(); ++ci) {
     const auto& c = td.collectives[ci];
     const auto& p = times.phases[ci];
     dag.mutable_task(c.task).duration = scaled(p.body);
-    if (c.startup_task != model::kNoTask)
+    if (c.startup_task != model::kNoTask) {
       dag.mutable_task(c.startup_task).duration = scaled(p.startup);
+    }
     if (times.modeled_tails[ci]) {
       for (model::TaskId t : c.rank_tails) {
         if (t != model::kNoTask) dag.mutable_task(t).duration = scaled(p.tail);
       }
     }
+    if (net && times.flows[ci].pattern) {
+      model::FlowPlan plan = times.flows[ci];
+      for (auto& a : plan.amounts) a.fixed *= comm_scale;
+      dag.mutable_task(c.task).resource = td.concurrent_resource;
+      net->assign(c.task, std::move(plan), times.flow_caps[ci] / comm_scale);
+    }
   }
-  return simulate(dag);
+  auto r = simulate(dag, net.get());
+  if (network != nullptr) *network = std::move(net);
+  return r;
 }
-
 }  // namespace
 
 const char* comm_source_name(CommSource s) {
@@ -151,7 +169,11 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
   } else if (options.ranks_per_machine != 0) {
     return model::Error{"ranks per machine on the target need the cores of each machine"};
   }
-  auto base_sim = simulate_scaled(td, base_dag, *times, 1.0);
+  if (options.cluster && !options.target) {
+    return model::Error{"the flow-level tier replays onto a target fabric (give one)"};
+  }
+  std::unique_ptr<FlowNetwork> network;
+  auto base_sim = simulate_scaled(td, base_dag, *times, 1.0, &network, &options);
   if (!base_sim) return base_sim.error();
   out.sim = std::move(*base_sim);
   out.predicted_iteration = detail::sim_iterations(td, out.sim);
@@ -161,7 +183,7 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
                   ? (out.predicted_mean_s - out.measured_mean_s) / out.measured_mean_s
                   : 0;
   for (double scale : {0.0, 0.5}) {
-    auto s = simulate_scaled(td, base_dag, *times, scale);
+    auto s = simulate_scaled(td, base_dag, *times, scale, nullptr, &options);
     if (!s) return s.error();
     double m = detail::mean_s(detail::sim_iterations(td, *s), out.warmup);
     double rel = out.predicted_mean_s > 0 ? (m - out.predicted_mean_s) / out.predicted_mean_s : 0;
@@ -185,6 +207,14 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
   out.measured_ranks = detail::breakdowns(td, nullptr, mw, out.warmup);
   out.predicted_ranks = detail::breakdowns(td, &out.sim, sw, out.warmup);
   detail::analyze_critical_path(td, sim_main, out);
+  if (network) {
+    out.network_model = "flow";
+    if (!sim_main.empty()) {
+      const auto [from, to] = sim_main[static_cast<std::size_t>(out.critical_path_iteration)];
+      out.busiest_links =
+          busiest_links(*network, static_cast<double>(from), static_cast<double>(to));
+    }
+  }
   out.stragglers = detail::find_stragglers(td);
   return out;
 }

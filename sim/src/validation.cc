@@ -37,8 +37,12 @@ ValidationPrediction Validator::predict(const std::vector<MeasuredRun>& runs, st
     return p;
   }
   auto catalogs = Catalogs::load({fabric.fabric_file});
-  auto hw = catalogs ? resolve_hardware({1, 1, fabric.fabric_name, fabric.fabric_name}, *catalogs)
-                     : model::Expected<Hardware>(catalogs.error());
+  // The target laid out as the run was (one host per rank on the emulated cluster).
+  const model::Topology layout = run_topology(w->dag());
+  HardwareSpec spec{layout.nodes, layout.gpus_per_node, fabric.fabric_name, fabric.fabric_name};
+  spec.network_model = network_model_;
+  auto hw =
+      catalogs ? resolve_hardware(spec, *catalogs) : model::Expected<Hardware>(catalogs.error());
   if (!hw) {
     p.failure = "target fabric: " + hw.error().message;
     return p;
@@ -47,6 +51,7 @@ ValidationPrediction Validator::predict(const std::vector<MeasuredRun>& runs, st
   ro.target = hw->topology();
   ro.target->nodes = 0;  // the run's own layout
   ro.target->gpus_per_node = 0;
+  ro.cluster = hw->cluster;
   if (host_cpu_model_ && runs[target].cpus > 0) ro.cpus = runs[target].cpus;
   auto r = replay_trace(w->dag(), ro);
   if (!r) {

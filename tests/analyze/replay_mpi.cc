@@ -110,6 +110,43 @@ TEST(ReplayMpi, MeasuredCurveAndItsSlowestRankReachTheReplay) {
   fs::remove_all(dir);
 }
 
+// The flow-level tier: without shared links it agrees with the closed forms, from a spec and
+// from a measured curve alike, and it names the links the collectives loaded.
+TEST(ReplayMpi, FlowTierAgreesWithoutSharingAndNamesTheBusiestLinks) {
+  const std::string dir = traced_run("dagsgd-replay-mpi-flow", 10);
+  ASSERT_FALSE(dir.empty());
+  auto replay = [&](const std::string& flags) {
+    auto r = run_cli("replay --json " + dir + " --gpus-per-node 1 " + flags);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  };
+  const auto analytic = replay("--intra pcie3 --inter 1gbe --network-model analytic");
+  const auto flow = replay("--intra pcie3 --inter 1gbe --network-model flow");
+  EXPECT_FALSE(analytic.contains("busiest_links"));
+  EXPECT_EQ(flow["network_model"], "flow");
+  ASSERT_FALSE(flow["busiest_links"].empty()) << flow.dump();
+  // One rank per node: the NICs carry every byte, so an Ethernet link is the busiest.
+  EXPECT_EQ(flow["busiest_links"][0]["kind"], "ethernet") << flow.dump();
+  const double a = analytic["predicted_iteration_s"].get<double>();
+  EXPECT_NEAR(flow["predicted_iteration_s"].get<double>(), a, 0.01 * a);
+
+  const std::string curve = dir + "/curve.json";
+  std::ofstream(curve) << R"({"name": "curve", "description": "test", "scope": "both",)"
+                       << R"( "nominal_gbps": 8, "achievable_gbps": 8, "latency_us": 10,)"
+                       << R"( "source": "test", "allreduce_measured": [{"ranks": 2,)"
+                       << R"( "sizes_bytes": [1000, 1000000], "latency_us": [100, 1100]}]})";
+  const std::string measured = "--intra curve --inter curve --fabric-file " + curve;
+  const auto ma = replay(measured + " --network-model analytic");
+  const auto mf = replay(measured + " --network-model flow");
+  const double m = ma["predicted_iteration_s"].get<double>();
+  EXPECT_NEAR(mf["predicted_iteration_s"].get<double>(), m, 0.02 * m) << mf.dump();
+
+  auto no_target = run_cli("replay " + dir + " --network-model flow");
+  EXPECT_EQ(no_target.code, 2);
+  EXPECT_NE(no_target.err.find("give --intra and --inter"), std::string::npos) << no_target.err;
+  fs::remove_all(dir);
+}
+
 // Host CPUs: the 2 ranks shared this machine (the manifest says so); replayed with as many
 // cores as they had, and on half a core each, whose slower computation shows.
 TEST(ReplayMpi, HostCpusFromTheManifest) {

@@ -51,27 +51,24 @@ model::Expected<void> check_flags(const ReplayFlags& o) {
 }
 
 // The target fabric of the replay, on the run's own ranks.
-model::Expected<model::Topology> target_topology(const ReplayFlags& o,
-                                                 const sim::TracedWorkload& w) {
+// The target fabric of the replay on the run's own ranks, and its cluster under the
+// flow-level tier.
+model::Expected<sim::Hardware> target_hardware(const ReplayFlags& o, const sim::TracedWorkload& w) {
   auto catalogs = load_catalogs(o.target);
   if (!catalogs) return catalogs.error();
   sim::HardwareSpec spec = o.target.hardware;
-  const int per_node = o.target.given("--gpus-per-node") ? spec.gpus_per_node : 0;
-  const int ranks = sim::run_topology(w.dag()).workers();
-  if (per_node > 0 && ranks % per_node != 0) {
-    return model::Error{"--gpus-per-node " + std::to_string(per_node) + " does not divide the " +
+  const model::Topology traced = sim::run_topology(w.dag());
+  const int ranks = traced.workers();
+  auto per_node = gpus_per_node(
+      o.target, o.target.given("--gpus-per-node") ? spec.gpus_per_node : traced.gpus_per_node);
+  if (!per_node) return per_node.error();
+  if (ranks % *per_node != 0 && !(*per_node > ranks)) {
+    return model::Error{"--gpus-per-node " + std::to_string(*per_node) + " does not divide the " +
                         std::to_string(ranks) + " ranks of the run"};
   }
-  spec.gpus_per_node = per_node > 0 ? per_node : 1;
-  spec.nodes = per_node > 0 ? ranks / per_node : 1;
-  auto hw = sim::resolve_hardware(spec, *catalogs);
-  if (!hw) return hw.error();
-  model::Topology t = hw->topology();
-  if (per_node == 0) {  // as the run was laid out
-    t.nodes = 0;
-    t.gpus_per_node = 0;
-  }
-  return t;
+  spec.gpus_per_node = std::min(*per_node, ranks);
+  spec.nodes = ranks / spec.gpus_per_node;
+  return sim::resolve_hardware(spec, *catalogs);
 }
 
 constexpr const char* kHelp =
@@ -90,9 +87,18 @@ int run_replay(const ReplayFlags& o) {
   ro.cpus = o.cpus;
   ro.ranks_per_machine = o.ranks_per_machine;
   if (!o.target.hardware.intra.empty()) {
-    auto t = target_topology(o, **w);
-    if (!t) return report_error(t.error().message);
-    ro.target = *t;
+    auto hw = target_hardware(o, **w);
+    if (!hw) return report_error(hw.error().message);
+    ro.target = hw->topology();
+    if (!o.target.given("--gpus-per-node")) {  // as the run was laid out
+      ro.target->nodes = 0;
+      ro.target->gpus_per_node = 0;
+    }
+    ro.cluster = hw->cluster;
+  } else if (!o.target.hardware.topology.empty() || o.target.hardware.network_model == "flow") {
+    return report_error(
+        "--topology and --network-model flow replay onto a target fabric: give "
+        "--intra and --inter");
   }
   auto r = sim::replay_trace((*w)->dag(), ro);
   if (!r) return report_error(r.error().message);

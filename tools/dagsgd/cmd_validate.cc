@@ -23,6 +23,7 @@ struct ValidateFlags {
   runtime::ExperimentNames names;
   runtime::ExperimentSettings run;
   bool no_cpu_model = false;
+  std::string network_model = "flow";
 };
 
 int run_validate(const ValidateFlags& flags) {
@@ -63,7 +64,7 @@ int run_validate(const ValidateFlags& flags) {
 
   // Each configuration predicted from the same configuration on every other profile; each
   // replay's own report beside the table, for a closer look.
-  sim::Validator validator(!f.no_cpu_model);
+  sim::Validator validator(!f.no_cpu_model, f.network_model);
   auto keep = [&](const sim::ValidationPrediction& p, const sim::TracedWorkload& w) {
     return model::write_file(f.run.out + "/" + reports::validation_replay_file(rep.measured, p),
                              reports::replay_json(w.run(), w.dag(), *p.replay), true);
@@ -76,6 +77,7 @@ int run_validate(const ValidateFlags& flags) {
   rep.batch = f.run.batch;
   rep.ranks_per_host = f.run.ranks_per_host;
   rep.host_cpu_model = !f.no_cpu_model;
+  rep.network_model = f.network_model;
   for (const auto& p : grid->profiles) {
     rep.profiles.push_back({p.name, p.tc_rate, p.rate_gbps, p.latency_us});
   }
@@ -125,6 +127,10 @@ void add_validate(CLI::App& root, Action& action) {
   cmd->add_flag("--no-cpu-model", f->no_cpu_model,
                 "replay with the traced compute durations as they are, instead of running the "
                 "ranks' computation on the machine's cores (replay --cpus)");
+  cmd->add_option("--network-model", f->network_model,
+                  "flow: collectives in flight share the target's links (default); analytic: "
+                  "each priced alone, bodies one after another")
+      ->check(CLI::IsMember({"flow", "analytic"}));
   cmd->add_flag("--reuse", f->run.reuse,
                 "reuse run directories and benchmark logs already in --out (re-predict only)");
   cmd->add_flag("--quick", f->names.quick,

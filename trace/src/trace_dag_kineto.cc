@@ -486,6 +486,7 @@ class KinetoBuilder : public Builder {
       if (v.size() != count) all_present = false;
     }
     auto coll_res = resource("collectives", 1 << 20);
+    out_.concurrent_resource = coll_res;
     if (!all_present) {
       for (std::size_t r = 0; r < nr; ++r) {
         for (std::size_t k = 0; k < per_rank_comm_[r].size(); ++k) keep_own(r, k);

@@ -23,6 +23,7 @@ class SsgdBuilder : public Builder {
 
   model::Expected<void> build() {
     out_.mode = TraceMode::kSsgd;
+    out_.concurrent_resource = overlap_res_;
     out_.rank_bounds.assign(run_.ranks.size(), {});
     for (std::size_t ri = 0; ri < run_.ranks.size(); ++ri) read_rank(ri);
     join_collectives();

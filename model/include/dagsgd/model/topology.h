@@ -122,6 +122,10 @@ class ClusterTopology {
   // lexicographically smallest), e.g. around a DGX-1's NVLink cube-mesh; identity when every
   // order is alike. Starts with local GPU 0.
   const std::vector<int>& intra_ring() const { return intra_ring_; }
+  // The ranks of a collective over the first `workers` GPUs in the order a library rings them:
+  // node by node, each node's GPUs in intra_ring() order (fewer than a node: those of its
+  // first GPUs, in that order).
+  std::vector<int> collective_order(int workers) const;
 
   // Human-readable summary and Graphviz (dot) rendering; to_json: the same as one JSON object
   // (docs/topology.md, "dagsgd topology show").

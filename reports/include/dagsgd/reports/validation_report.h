@@ -23,6 +23,7 @@ struct ValidationReport {
   int batch = 0;
   int ranks_per_host = 1;
   bool host_cpu_model = true;
+  std::string network_model = "flow";
   std::vector<ValidationProfile> profiles;
   std::vector<sim::MeasuredRun> measured;
   std::vector<sim::ValidationPrediction> predictions;

@@ -41,6 +41,20 @@ struct LinkLoad {
 double isolated_time_ns(const model::ClusterTopology& cluster, const model::FlowPlan& plan,
                         double bandwidth_scale = 1);
 
+// One link's load over a window of time, for reports.
+struct LinkUse {
+  std::string link;        // "n0.gpu3 -> n0.plx1"
+  std::string kind;        // "pcie", "nvlink", "ethernet", ...
+  double busy = 0;         // fraction of the iteration with a transfer on it
+  double utilization = 0;  // bytes carried / (bandwidth x iteration)
+  double gigabytes = 0;    // carried in the iteration
+};
+
+class FlowNetwork;
+// The links that carried most for their bandwidth in [from, to) ns, at most `shown`.
+std::vector<LinkUse> busiest_links(const FlowNetwork& net, double from, double to,
+                                   std::size_t shown = 8);
+
 class FlowNetwork final : public TaskTimer {
  public:
   // `bandwidth_scale` multiplies every link's bandwidth (2: the "twice the bandwidth" what-if).

@@ -11,6 +11,7 @@
 #include "dagsgd/model/topology.h"
 #include "dagsgd/model/units.h"
 #include "dagsgd/sim/analysis.h"
+#include "dagsgd/sim/flow_network.h"
 
 namespace dagsgd::sim {
 
@@ -38,15 +39,6 @@ struct PredictRequest {
   // the workers), sharing them; nullptr: the analytical tier prices each collective alone.
   // `topology` still prices the fixed parts (startup latencies, reduction).
   std::shared_ptr<const model::ClusterTopology> cluster;
-};
-
-// One link's load in the reported iteration (flow-level tier).
-struct LinkUse {
-  std::string link;        // "n0.gpu3 -> n0.plx1"
-  std::string kind;        // "pcie", "nvlink", "ethernet", ...
-  double busy = 0;         // fraction of the iteration with a transfer on it
-  double utilization = 0;  // bytes carried / (bandwidth x iteration)
-  double gigabytes = 0;    // carried in the iteration
 };
 
 // One task of the reported iteration, for drawing timelines; times from the iteration's start

@@ -8,8 +8,10 @@
 
 #include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/expected.h"
+#include "dagsgd/model/topology.h"
 #include "dagsgd/model/units.h"
 #include "dagsgd/sim/engine.h"
+#include "dagsgd/sim/flow_network.h"
 #include "dagsgd/trace/trace_dag.h"
 
 namespace dagsgd::sim {
@@ -58,6 +60,9 @@ struct ReplayOptions {
   int cpus = 0;
   // With `cpus`: ranks per machine on the target, consecutive ranks together (0: as traced).
   int ranks_per_machine = 0;
+  // The flow-level tier (with a target): the modeled collectives become transfers on this
+  // cluster's links, progressing together and sharing them; its GPU ranks are the run's ranks.
+  std::shared_ptr<const model::ClusterTopology> cluster;
 };
 
 // How the host CPUs were modeled (ReplayResult::cpu).
@@ -101,9 +106,11 @@ struct ReplayResult {
   std::size_t critical_path_length = 0;
   std::vector<int> critical_path_ranks;  // ranks the path visits
   std::string bound;
-  double if_comm_free = 0;            // relative change of the predicted mean iteration
-  double if_double_network = 0;       // with every collective twice as fast
-  std::vector<Straggler> stragglers;  // one per joined collective with a late rank
+  double if_comm_free = 0;                 // relative change of the predicted mean iteration
+  double if_double_network = 0;            // with every collective twice as fast
+  std::vector<Straggler> stragglers;       // one per joined collective with a late rank
+  std::string network_model = "analytic";  // "flow" with a cluster
+  std::vector<LinkUse> busiest_links;      // flow tier: of the critical-path iteration
   SimResult sim;
 };
 

@@ -74,7 +74,9 @@ class Validator {
   // `host_cpu_model`: replay the ranks' computation on the target run's CPUs (the traced
   // durations divided by the source's ranks per CPU first), as every emulated host shares the
   // machine's cores.
-  explicit Validator(bool host_cpu_model) : host_cpu_model_(host_cpu_model) {}
+  // `network_model`: analytic, or flow (collectives in flight share the target's links).
+  Validator(bool host_cpu_model, std::string network_model)
+      : host_cpu_model_(host_cpu_model), network_model_(std::move(network_model)) {}
   ValidationPrediction predict(const std::vector<MeasuredRun>& runs, std::size_t source,
                                std::size_t target, const TargetFabric& fabric);
   // Every run that succeeded predicted from the same configuration on every other profile,
@@ -91,6 +93,7 @@ class Validator {
 
  private:
   bool host_cpu_model_;
+  std::string network_model_;
   std::map<std::string, std::unique_ptr<TracedWorkload>> runs_;
 };
 

@@ -86,6 +86,9 @@ struct TraceDag {
   std::vector<int> cpus;
   // The algorithm NCCL's kernel names carry ("ring", "tree"), or "" when the trace says none.
   std::string traced_algorithm;
+  // A resource with unlimited slots: collectives joined there progress together (the flow-level
+  // tier shares their links) instead of one after another.
+  model::ResourceId concurrent_resource = -1;
   // Names of the events tasks came from (TraceTask::name), deduplicated across ranks.
   std::vector<std::string> names;
   const std::string& task_name(model::TaskId t) const;  // "" for gaps and joins
