@@ -36,6 +36,14 @@ WhatifReport whatif_report(const sim::Sweep& sweep, std::vector<sim::PredictResu
   return report;
 }
 
+std::string whatif_progress(std::size_t done, std::size_t total) {
+  constexpr std::size_t kWidth = 30;
+  const std::size_t filled = done * kWidth / total;
+  return "\rwhatif [" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] " +
+         std::to_string(done) + "/" + std::to_string(total) + " scenarios" +
+         (done == total ? "\n" : "");
+}
+
 std::string whatif_summary(const WhatifReport& report, int ranks, const std::string& dir) {
   std::size_t timelines = 0;
   for (const auto& row : report.rows) timelines += row.result.timeline.empty() ? 0 : 1;

@@ -92,6 +92,20 @@ model::Expected<std::string> write_calibrated_fabric(const std::string& log,
   return path;
 }
 
+void ValidationTargets::calibrate(const std::vector<std::string>& profiles,
+                                  const std::vector<int>& ranks, const Benchmark& benchmark,
+                                  const std::string& dir, std::vector<std::string>& problems) {
+  for (std::size_t i = 0; i < profiles.size(); ++i) {
+    for (int r : ranks) {
+      auto log = benchmark(i, r);
+      auto file = log ? write_calibrated_fabric(*log, profiles[i], r, dir)
+                      : model::Expected<std::string>(log.error());
+      if (!file) problems.push_back(file.error().message);
+      if (file) calibrated[profiles[i] + "_p" + std::to_string(r)] = *file;
+    }
+  }
+}
+
 std::vector<ValidationPrediction> Validator::predict_all(const std::vector<MeasuredRun>& runs,
                                                          const ValidationTargets& targets,
                                                          const KeepReplay& keep,

@@ -245,6 +245,9 @@ TEST(WhatifReportFiles, ReportOfASweepNamesItsFilesBeforeItRuns) {
             "whatif: 18 scenarios on 1 rank; wrote out/report.html, report.md, results.csv, "
             "results.json and 3 timelines\n");
 
+  EXPECT_EQ(whatif_progress(10, 30), "\rwhatif [##########....................] 10/30 scenarios");
+  EXPECT_EQ(whatif_progress(30, 30).back(), '\n');
+
   auto given = [](const std::string& flag) { return flag == "--network-model"; };
   EXPECT_EQ(whatif_command("", n, sim::HardwareSpec{}, "", sweep.grid, given),
             "dagsgd whatif --network three --batch 32 --gpu v100 --network-model auto --fabrics "

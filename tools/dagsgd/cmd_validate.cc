@@ -42,15 +42,10 @@ int run_validate(const ValidateFlags& flags) {
   // Measurements: the micro-benchmarks, then every training configuration.
   const auto t_start = std::chrono::steady_clock::now();
   reports::ValidationReport rep;
-  for (const auto& p : grid->profiles) {
-    for (int r : grid->ranks) {
-      auto log = ex.benchmark(p, r);
-      auto file = log ? sim::write_calibrated_fabric(*log, p.name, r, f.run.out + "/fabrics")
-                      : model::Expected<std::string>(log.error());
-      if (!file) rep.problems.push_back(file.error().message);
-      if (file) targets.calibrated[p.name + "_p" + std::to_string(r)] = *file;
-    }
-  }
+  std::vector<std::string> profiles;
+  for (const auto& p : grid->profiles) profiles.push_back(p.name);
+  auto benchmark = [&](std::size_t p, int r) { return ex.benchmark(grid->profiles[p], r); };
+  targets.calibrate(profiles, grid->ranks, benchmark, f.run.out + "/fabrics", rep.problems);
   for (const auto& run : grid->runs()) {
     const runtime::Measurement got = ex.train(run);
     if (!got.ok) rep.problems.push_back(run.id() + ": " + got.error);

@@ -48,11 +48,7 @@ class MpiExecutor final : public sim::SweepExecutor {
 sim::SweepProgress progress_bar(bool show) {
   if (!show) return {};
   return [](std::size_t done, std::size_t total) {
-    constexpr std::size_t kWidth = 30;
-    const std::size_t filled = done * kWidth / total;
-    std::fprintf(stderr, "\rwhatif [%s%s] %zu/%zu scenarios", std::string(filled, '#').c_str(),
-                 std::string(kWidth - filled, '.').c_str(), done, total);
-    if (done == total) std::fprintf(stderr, "\n");
+    std::fputs(reports::whatif_progress(done, total).c_str(), stderr);
     std::fflush(stderr);
   };
 }

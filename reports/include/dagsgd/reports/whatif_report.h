@@ -35,6 +35,8 @@ struct WhatifReport {
 WhatifReport whatif_report(const sim::Sweep& sweep, std::vector<sim::PredictResult> results,
                            const sim::Description& first, const std::string& run,
                            const sim::NetworkSpec& network);
+// A terminal progress line: "\rwhatif [####......] 12/30 scenarios", and a newline when done.
+std::string whatif_progress(std::size_t done, std::size_t total);
 // The line that says what was written: "whatif: 30 scenarios on 1 rank; wrote DIR/report.html,
 // ...".
 std::string whatif_summary(const WhatifReport& report, int ranks, const std::string& dir);

@@ -59,6 +59,13 @@ struct ValidationTargets {
   std::string profile_fabrics;                    // the file with every "<profile>-profile"
   std::map<std::string, std::string> calibrated;  // "<profile>_p<ranks>" -> its fabric file
   std::vector<TargetFabric> of(const MeasuredRun& run) const;
+  // Mode (b) for each of `profiles` and `ranks`: `benchmark(profile, ranks)` runs the
+  // micro-benchmark there and gives its log, whose fit (write_calibrated_fabric) goes to `dir`
+  // and into `calibrated`; what fails goes to `problems`.
+  using Benchmark = std::function<model::Expected<std::string>(std::size_t profile, int ranks)>;
+  void calibrate(const std::vector<std::string>& profiles, const std::vector<int>& ranks,
+                 const Benchmark& benchmark, const std::string& dir,
+                 std::vector<std::string>& problems);
 };
 
 // Mode (b): fits the allreduce micro-benchmark `log` of `profile` with `ranks` ranks as
