@@ -1,6 +1,5 @@
 // Simulator speed: engine events per second, and predict of ResNet-50 with every rank simulated.
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
 #include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/compute_model.h"
@@ -9,6 +8,7 @@
 #include "dagsgd/model/ssgd.h"
 #include "dagsgd/sim/engine.h"
 #include "dagsgd/sim/predict.h"
+#include "predict_loop.h"
 
 namespace {
 
@@ -78,15 +78,7 @@ sim::PredictRequest resnet50_request(int gpus) {
 
 void predict_resnet50(benchmark::State& state) {
   sim::PredictRequest r = resnet50_request(static_cast<int>(state.range(0)));
-  for (auto _ : state) {
-    auto p = sim::predict(r);
-    if (!p.ok()) state.SkipWithError(p.error().message.c_str());
-    benchmark::DoNotOptimize(p->iteration);
-    state.counters["tasks"] = static_cast<double>(p->tasks);
-  }
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  state.counters["peak_rss_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  bench::time_predict(state, r);
 }
 BENCHMARK(predict_resnet50)->Name("predict_resnet50/smoke")->Arg(8)->Unit(benchmark::kMillisecond);
 BENCHMARK(predict_resnet50)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(3);
