@@ -119,29 +119,37 @@ std::string row_context(const std::string& kind, std::size_t index, const Json& 
   return ctx;
 }
 
-Expected<GpuSpec> parse_gpu(const Json& j) {
+// A catalog row's start: an object with only `fields`, and what it says of itself (name,
+// description and source, all required).
+template <class Spec>
+Expected<Spec> identified(const Json& j, const std::vector<std::string>& fields) {
   if (!j.is_object()) return Error{"must be an object"};
-  Row row(j);
-  DAGSGD_TRY(row.only_fields(kGpuFields));
-  GpuSpec g;
-  auto name = row.text("name");
-  DAGSGD_TRY(name);
-  g.name = *name;
-  auto description = row.text("description");
-  DAGSGD_TRY(description);
-  g.description = *description;
-  auto source = row.text("source");
-  DAGSGD_TRY(source);
-  g.source = *source;
-  auto fp32 = row.number("fp32_tflops", true, kMinRate, kMaxTflops, "TFLOP/s");
-  DAGSGD_TRY(fp32);
-  g.fp32_flops = *fp32 * kFlopsPerTflops;
-  auto fp16 = row.number("fp16_tflops", true, kMinRate, kMaxTflops, "TFLOP/s");
-  DAGSGD_TRY(fp16);
-  g.fp16_flops = *fp16 * kFlopsPerTflops;
-  auto mem = row.number("memory_gbytes_per_s", true, kMinRate, kMaxGbytesPerS, "GB/s");
-  DAGSGD_TRY(mem);
-  g.memory_bandwidth = *mem * kBytesPerSecPerGBps;
+  const Row row(j);
+  DAGSGD_TRY(row.only_fields(fields));
+  Spec spec;
+  for (auto [key, field] : {std::pair{"name", &Spec::name},
+                            {"description", &Spec::description},
+                            {"source", &Spec::source}}) {
+    auto value = row.text(key);
+    DAGSGD_TRY(value);
+    spec.*field = *value;
+  }
+  return spec;
+}
+
+Expected<GpuSpec> parse_gpu(const Json& j) {
+  auto g = identified<GpuSpec>(j, kGpuFields);
+  DAGSGD_TRY(g);
+  const Row row(j);
+  for (auto [key, field, scale, hi, unit] :
+       {std::tuple{"fp32_tflops", &GpuSpec::fp32_flops, kFlopsPerTflops, kMaxTflops, "TFLOP/s"},
+        {"fp16_tflops", &GpuSpec::fp16_flops, kFlopsPerTflops, kMaxTflops, "TFLOP/s"},
+        {"memory_gbytes_per_s", &GpuSpec::memory_bandwidth, kBytesPerSecPerGBps, kMaxGbytesPerS,
+         "GB/s"}}) {
+    auto value = row.number(key, true, kMinRate, hi, unit);
+    DAGSGD_TRY(value);
+    (*g).*field = *value * scale;
+  }
   return g;
 }
 
@@ -220,19 +228,10 @@ Expected<std::vector<MeasuredAllreduce>> parse_measured(const Json& j) {
 }
 
 Expected<FabricSpec> parse_fabric(const Json& j) {
-  if (!j.is_object()) return Error{"must be an object"};
-  Row row(j);
-  DAGSGD_TRY(row.only_fields(kFabricFields));
-  FabricSpec f;
-  auto name = row.text("name");
-  DAGSGD_TRY(name);
-  f.name = *name;
-  auto description = row.text("description");
-  DAGSGD_TRY(description);
-  f.description = *description;
-  auto source = row.text("source");
-  DAGSGD_TRY(source);
-  f.source = *source;
+  auto identity = identified<FabricSpec>(j, kFabricFields);
+  DAGSGD_TRY(identity);
+  FabricSpec f = std::move(*identity);
+  const Row row(j);
   auto scope = row.text("scope");
   DAGSGD_TRY(scope);
   if (std::find(kScopes.begin(), kScopes.end(), *scope) == kScopes.end()) {

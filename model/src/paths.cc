@@ -3,6 +3,7 @@
 #include "dagsgd/model/paths.h"
 
 #include <cstdlib>
+#include <filesystem>
 
 // Weak: an installed program defines it (paths.h); the build tree leaves it null.
 extern "C" const char* dagsgd_installed_data_dir() __attribute__((weak));
@@ -22,5 +23,13 @@ std::string data_dir() {
 }
 
 std::string data_path(const std::string& relative) { return data_dir() + "/" + relative; }
+
+std::string data_dir_beside(const std::string& file, const std::string& relative) {
+  std::error_code ec;
+  const auto data =
+      std::filesystem::weakly_canonical(std::filesystem::path(file).parent_path() / relative, ec);
+  return !ec && std::filesystem::is_directory(data / "hardware", ec) ? data.string()
+                                                                     : std::string();
+}
 
 }  // namespace dagsgd::model

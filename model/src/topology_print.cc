@@ -1,4 +1,5 @@
-// What `dagsgd topology show` prints: a cluster topology as text, Graphviz (dot) or JSON.
+// What `dagsgd topology` prints: a cluster topology as text, Graphviz (dot) or JSON (show), and
+// the bundled node types (list).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -8,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dagsgd/model/paths.h"
 #include "dagsgd/model/topology.h"
 #include "topology_route.h"
 
@@ -344,6 +346,22 @@ std::string ClusterTopology::to_json() const {
   }
   out["cluster"] = std::move(cluster);
   return out.dump(2) + "\n";
+}
+
+Expected<std::string> list_node_types() {
+  const NameRegistry names = bundled_node_types();
+  if (names.names().empty()) {
+    return Error{"no bundled node types in " + data_path("topologies")};
+  }
+  std::string out;
+  for (const auto& name : names.names()) {
+    auto node = load_node_type(name);
+    if (!node) return node.error();
+    char line[64];
+    std::snprintf(line, sizeof line, "%-22s ", name.c_str());
+    out += line + node->description + "\n";
+  }
+  return out;
 }
 
 }  // namespace dagsgd::model

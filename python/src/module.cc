@@ -5,7 +5,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <filesystem>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -24,11 +23,7 @@ extern "C" const char* dagsgd_installed_data_dir() {
         info.dli_fname == nullptr) {
       return std::string();
     }
-    std::error_code ec;
-    const auto data = std::filesystem::weakly_canonical(
-        std::filesystem::path(info.dli_fname).parent_path() / DAGSGD_MODULE_TO_DATA, ec);
-    return !ec && std::filesystem::is_directory(data / "hardware", ec) ? data.string()
-                                                                       : std::string();
+    return dagsgd::model::data_dir_beside(info.dli_fname, DAGSGD_MODULE_TO_DATA);
   }();
   return dir.empty() ? nullptr : dir.c_str();
 }

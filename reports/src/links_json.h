@@ -2,12 +2,12 @@
 // network model they came from. Private to reports/.
 #pragma once
 
-#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "dagsgd/sim/flow_network.h"
+#include "result_json.h"
 
 namespace dagsgd::reports::detail {
 
@@ -15,15 +15,14 @@ namespace dagsgd::reports::detail {
 inline void add_links_json(nlohmann::ordered_json& j, const std::string& network_model,
                            const std::vector<sim::LinkUse>& links) {
   if (network_model != "flow") return;
-  auto r6 = [](double v) { return std::round(v * 1e6) / 1e6; };
   j["network_model"] = network_model;
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& l : links) {
     out.push_back({{"link", l.link},
                    {"kind", l.kind},
-                   {"busy_fraction", r6(l.busy)},
-                   {"utilization", r6(l.utilization)},
-                   {"gigabytes", r6(l.gigabytes)}});
+                   {"busy_fraction", round6(l.busy)},
+                   {"utilization", round6(l.utilization)},
+                   {"gigabytes", round6(l.gigabytes)}});
   }
   j["busiest_links"] = out;
 }

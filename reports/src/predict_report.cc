@@ -1,15 +1,16 @@
 // Text and JSON renderings of sim::PredictResult.
 #include "dagsgd/reports/predict_report.h"
 
-#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "dagsgd/model/format.h"
 #include "links_json.h"
+#include "result_json.h"
 
 namespace dagsgd::reports {
 
+using detail::round6;
 using model::fmt;
 using model::Nanos;
 using model::to_seconds;
@@ -26,9 +27,26 @@ std::string ms_share(Nanos t, Nanos total) {
 // Seconds rounded to the nanosecond, so JSON numbers are stable across platforms.
 double secs(Nanos t) { return to_seconds(t); }
 
-double round6(double v) { return std::round(v * 1e6) / 1e6; }
-
 }  // namespace
+
+void detail::put_headline(nlohmann::ordered_json& j, const sim::PredictResult& r) {
+  j["iteration_time_s"] = secs(r.iteration);
+  j["throughput_samples_per_s"] = round6(r.throughput);
+  j["speedup"] = round6(r.speedup);
+  j["efficiency"] = round6(r.efficiency);
+  j["single_gpu_iteration_time_s"] = secs(r.single_gpu_iteration);
+}
+
+nlohmann::ordered_json detail::critical_path_json(const sim::PredictResult& r) {
+  nlohmann::ordered_json cp = nlohmann::ordered_json::object();
+  for (const auto& p : r.critical_path) cp[p.phase] = secs(p.time);
+  return {{"tasks", r.critical_path_tasks}, {"composition_s", cp}};
+}
+
+nlohmann::ordered_json detail::what_if_json(const sim::PredictResult& r) {
+  return {{"comm_free_iteration_time_s", secs(r.if_comm_free)},
+          {"double_bandwidth_iteration_time_s", secs(r.if_double_bandwidth)}};
+}
 
 std::string predict_text(const sim::Description& scenario, const sim::PredictResult& r) {
   std::string out;
@@ -75,11 +93,7 @@ std::string predict_json(const sim::Description& scenario, const sim::PredictRes
   for (const auto& [k, v] : scenario) sc[k] = v;
   j["scenario"] = sc;
   j["workers"] = r.workers;
-  j["iteration_time_s"] = secs(r.iteration);
-  j["throughput_samples_per_s"] = round6(r.throughput);
-  j["speedup"] = round6(r.speedup);
-  j["efficiency"] = round6(r.efficiency);
-  j["single_gpu_iteration_time_s"] = secs(r.single_gpu_iteration);
+  detail::put_headline(j, r);
   const auto& b = r.breakdown;
   j["breakdown"] = {{"forward", secs(b.forward)},
                     {"backward", secs(b.backward)},
@@ -89,13 +103,10 @@ std::string predict_json(const sim::Description& scenario, const sim::PredictRes
                     {"io", secs(b.io)},
                     {"h2d", secs(b.h2d)},
                     {"idle", secs(b.idle)}};
-  nlohmann::ordered_json cp = nlohmann::ordered_json::object();
-  for (const auto& p : r.critical_path) cp[p.phase] = secs(p.time);
-  j["critical_path"] = {{"tasks", r.critical_path_tasks}, {"composition_s", cp}};
+  j["critical_path"] = detail::critical_path_json(r);
   j["bound"] = r.bound;
   j["bottleneck"] = r.bottleneck;
-  j["what_if"] = {{"comm_free_iteration_time_s", secs(r.if_comm_free)},
-                  {"double_bandwidth_iteration_time_s", secs(r.if_double_bandwidth)}};
+  j["what_if"] = detail::what_if_json(r);
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   for (const auto& g : r.groups) {
     groups.push_back({{"first_layer", g.first},

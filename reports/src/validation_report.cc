@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "dagsgd/model/format.h"
 #include "dagsgd/model/paths.h"
@@ -33,6 +35,14 @@ std::vector<std::string> modes_in(const std::vector<sim::ValidationPrediction>& 
 }
 
 }  // namespace
+
+std::string validation_replay_file(const std::vector<sim::MeasuredRun>& runs,
+                                   const sim::ValidationPrediction& p) {
+  const sim::MeasuredRun& s = runs[p.source];
+  const sim::MeasuredRun& t = runs[p.target];
+  return "predictions/replay_" + s.profile + "_to_" + t.profile + "_p" + std::to_string(t.ranks) +
+         "_" + t.overlap + "_" + t.model + "_" + p.mode + ".json";
+}
 
 std::string validation_table(const ValidationReport& r) {
   const auto modes = modes_in(r.predictions);
@@ -95,38 +105,38 @@ std::string validation_json(const ValidationReport& r) {
                         {"rate_gbps", p.rate_gbps},
                         {"latency_us", p.latency_us}});
   }
+  // A run's or a prediction's numbers when it succeeded, else why not.
+  auto outcome = [](Json j, bool ok, std::initializer_list<std::pair<const char*, double>> numbers,
+                    const std::string& failure) {
+    if (!ok) {
+      j["failure"] = failure;
+      return j;
+    }
+    for (const auto& [key, value] : numbers) j[key] = value;
+    return j;
+  };
   Json measured = Json::array();
   for (const auto& m : r.measured) {
-    Json j{{"profile", m.profile},
-           {"ranks", m.ranks},
-           {"overlap", m.overlap},
-           {"model", m.model},
-           {"run_dir", m.run_dir}};
-    if (m.ok) {
-      j["mean_iteration_s"] = m.mean_s;
-      j["p50_iteration_s"] = m.p50_s;
-    } else {
-      j["failure"] = m.error;
-    }
-    measured.push_back(j);
+    measured.push_back(outcome({{"profile", m.profile},
+                                {"ranks", m.ranks},
+                                {"overlap", m.overlap},
+                                {"model", m.model},
+                                {"run_dir", m.run_dir}},
+                               m.ok, {{"mean_iteration_s", m.mean_s}, {"p50_iteration_s", m.p50_s}},
+                               m.error));
   }
   Json rows = Json::array();
   for (const auto& p : r.predictions) {
     const auto& tgt = r.measured[p.target];
-    Json row{{"source", r.measured[p.source].profile},
-             {"target", tgt.profile},
-             {"ranks", tgt.ranks},
-             {"overlap", tgt.overlap},
-             {"model", tgt.model},
-             {"mode", p.mode},
-             {"measured_iteration_s", p.measured_s}};
-    if (p.ok) {
-      row["predicted_iteration_s"] = p.predicted_s;
-      row["error"] = p.error;
-    } else {
-      row["failure"] = p.failure;
-    }
-    rows.push_back(row);
+    rows.push_back(outcome({{"source", r.measured[p.source].profile},
+                            {"target", tgt.profile},
+                            {"ranks", tgt.ranks},
+                            {"overlap", tgt.overlap},
+                            {"model", tgt.model},
+                            {"mode", p.mode},
+                            {"measured_iteration_s", p.measured_s}},
+                           p.ok, {{"predicted_iteration_s", p.predicted_s}, {"error", p.error}},
+                           p.failure));
   }
   Json summary = Json::object();
   for (const auto& [mode, s] : sim::summarize(r.predictions)) {

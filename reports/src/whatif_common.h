@@ -9,6 +9,7 @@
 
 #include "dagsgd/model/units.h"
 #include "dagsgd/sim/predict.h"
+#include "result_json.h"
 
 namespace dagsgd::reports {
 struct WhatifReport;
@@ -41,7 +42,6 @@ inline double exposed_share(const sim::PredictResult& r) {
 }
 
 inline double ms(model::Nanos t) { return model::to_millis(t); }
-inline double round6(double v) { return std::round(v * 1e6) / 1e6; }
 
 // A CSV field, quoted when it holds a comma, quote or newline.
 std::string csv_field(const std::string& s);

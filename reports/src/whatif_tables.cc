@@ -147,11 +147,7 @@ Json scenario_json(const WhatifReport& report, std::size_t i) {
   j["overlap"] = sc.overlap;
   j["precision"] = sc.precision;
   j["topk"] = sc.topk;
-  j["iteration_time_s"] = secs(r.iteration);
-  j["throughput_samples_per_s"] = round6(r.throughput);
-  j["speedup"] = round6(r.speedup);
-  j["efficiency"] = round6(r.efficiency);
-  j["single_gpu_iteration_time_s"] = secs(r.single_gpu_iteration);
+  put_headline(j, r);
   j["breakdown"] = {{"compute", secs(p.compute)},
                     {"forward", secs(b.forward)},
                     {"backward", secs(b.backward)},
@@ -162,13 +158,10 @@ Json scenario_json(const WhatifReport& report, std::size_t i) {
                     {"h2d", secs(b.h2d)},
                     {"update", secs(b.update)},
                     {"idle", secs(b.idle)}};
-  Json cp = Json::object();
-  for (const auto& ph : r.critical_path) cp[ph.phase] = secs(ph.time);
-  j["critical_path"] = {{"tasks", r.critical_path_tasks}, {"composition_s", cp}};
+  j["critical_path"] = critical_path_json(r);
   j["bound"] = r.bound;
   j["bottleneck"] = sim::point_label(report.grid, sc) + ": " + r.bottleneck;
-  j["what_if"] = {{"comm_free_iteration_time_s", secs(r.if_comm_free)},
-                  {"double_bandwidth_iteration_time_s", secs(r.if_double_bandwidth)}};
+  j["what_if"] = what_if_json(r);
   if (!r.timeline.empty())
     j["timeline"] = "timelines/" + timeline_file_name(report.rows[i].scenario, i);
   detail::add_links_json(j, r.network_model, r.busiest_links);

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "dagsgd/model/io.h"
+#include "dagsgd/model/paths.h"
+#include "dagsgd/model/registry.h"
 #include "dagsgd/runtime/process.h"
 #include "dagsgd/trace/manifest.h"
 
@@ -70,6 +72,116 @@ const std::vector<TrainingModel>& training_models() {
 
 std::string ExperimentRun::id() const {
   return profile + "_p" + std::to_string(ranks) + "_" + overlap + "_" + model->name;
+}
+
+std::vector<ExperimentRun> ExperimentGrid::runs() const {
+  std::vector<ExperimentRun> out;
+  for (const auto* m : models) {
+    for (int r : ranks) {
+      for (const auto& o : overlaps) {
+        for (const auto& p : profiles) out.push_back({p.name, r, o, m});
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// The cluster script and the benchmark: the user's, or found in the build and source trees.
+model::Expected<void> find_tools(ExperimentSettings& s) {
+  const fs::path root = fs::path(model::data_dir()).parent_path();
+  if (s.profiles_file.empty()) {
+    s.profiles_file = model::data_path("hardware/emucluster_profiles.json");
+  }
+  if (s.cluster.empty()) s.cluster = (root / "tools" / "emucluster").string();
+  if (!fs::is_regular_file(s.cluster)) {
+    return model::Error{"cannot find the cluster script '" + s.cluster + "'; pass --emucluster"};
+  }
+  s.dagsgd = self_exe("dagsgd");
+  if (!s.bench.empty()) {
+    if (fs::is_regular_file(s.bench)) return model::ok();
+    return model::Error{"--bench '" + s.bench + "' is not a file"};
+  }
+  const fs::path dir = fs::path(s.dagsgd).parent_path();
+  for (const fs::path& c : {dir / ".." / "runtime" / "bench" / "dagsgd-allreduce-bench",
+                            dir / "dagsgd-allreduce-bench"}) {
+    if (s.bench.empty() && fs::is_regular_file(c)) s.bench = fs::weakly_canonical(c);
+  }
+  if (!s.bench.empty()) return model::ok();
+  return model::Error{"cannot find dagsgd-allreduce-bench beside " + s.dagsgd +
+                      "; build that target or pass --bench"};
+}
+
+}  // namespace
+
+model::Expected<ExperimentGrid> resolve_experiments(ExperimentNames n, ExperimentSettings& s) {
+  if (n.quick) {
+    n.profiles = {"emu-600m", "emu-100m"};
+    n.ranks = {2};
+    n.overlaps = {"wfbp"};
+    n.models = {"mlp-wide"};
+    s.iterations = 15;
+    s.warmup = 3;
+  }
+  if (s.warmup >= s.iterations) {
+    return model::Error{"--warmup (" + std::to_string(s.warmup) + ") must be below --iterations (" +
+                        std::to_string(s.iterations) + ")"};
+  }
+  DAGSGD_TRY(find_tools(s));
+  ExperimentGrid g{{}, n.ranks, n.overlaps, {}};
+  auto all = load_cluster_profiles(s.profiles_file);
+  if (!all) return all.error();
+  std::vector<std::string> names;
+  for (const auto& p : *all) names.push_back(p.name);
+  const model::NameRegistry profiles("profile", names);
+  for (const auto& name : n.profiles) {
+    DAGSGD_TRY(profiles.check(name));
+    for (const auto& p : *all) {
+      if (p.name == name) g.profiles.push_back(p);
+    }
+  }
+  if (g.profiles.size() < 2) {
+    return model::Error{"--profiles needs at least two profiles (a source and a target)"};
+  }
+  names.clear();
+  for (const auto& m : training_models()) names.push_back(m.name);
+  const model::NameRegistry models("model", names);
+  for (const auto& name : n.models) {
+    DAGSGD_TRY(models.check(name));
+    for (const auto& m : training_models()) {
+      if (m.name == name) g.models.push_back(&m);
+    }
+  }
+  for (int r : g.ranks) {
+    if (r < 2 || r % s.ranks_per_host != 0) {
+      return model::Error{"--ranks " + std::to_string(r) +
+                          ": needs at least 2 ranks and a multiple of --ranks-per-host (" +
+                          std::to_string(s.ranks_per_host) + ")"};
+    }
+  }
+  for (const auto& o : g.overlaps) {
+    if (o != "none" && o != "wfbp") {
+      return model::Error{"--overlap '" + o + "': valid values are none, wfbp"};
+    }
+  }
+  return g;
+}
+
+model::Expected<void> write_profile_fabrics(const std::string& path,
+                                            const std::vector<ClusterProfile>& profiles) {
+  Json fabrics = Json::array();
+  for (const auto& p : profiles) {
+    fabrics.push_back(
+        {{"name", p.name + "-profile"},
+         {"description", "emulated cluster profile " + p.name + " (tc rate " + p.tc_rate + ")"},
+         {"scope", "both"},
+         {"nominal_gbps", p.rate_gbps},
+         {"achievable_gbps", p.rate_gbps},
+         {"latency_us", p.latency_us},
+         {"source", p.source}});
+  }
+  return model::write_file(path, Json{{"fabrics", fabrics}}.dump(2) + "\n", true);
 }
 
 namespace {

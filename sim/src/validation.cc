@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dagsgd/model/hardware.h"
+#include "dagsgd/model/io.h"
+#include "dagsgd/sim/calibrate.h"
+
 namespace dagsgd::sim {
 
 const TracedWorkload* Validator::source_run(const std::string& dir, std::string& error) {
@@ -59,6 +63,71 @@ ValidationPrediction Validator::predict(const std::vector<MeasuredRun>& runs, st
   p.ok = true;
   p.replay = std::make_shared<const ReplayResult>(std::move(*r));
   return p;
+}
+
+std::vector<TargetFabric> ValidationTargets::of(const MeasuredRun& run) const {
+  std::vector<TargetFabric> out = {{"profile", profile_fabrics, run.profile + "-profile"}};
+  const std::string key = run.profile + "_p" + std::to_string(run.ranks);
+  if (auto it = calibrated.find(key); it != calibrated.end()) {
+    out.push_back({"calibrated", it->second, key + "-calibrated"});
+  }
+  return out;
+}
+
+model::Expected<std::string> write_calibrated_fabric(const std::string& log,
+                                                     const std::string& profile, int ranks,
+                                                     const std::string& dir) {
+  const std::string stem = profile + "_p" + std::to_string(ranks);
+  auto bench = read_benchmark_log(log, ranks, LatencyStatistic::kAuto);
+  if (!bench) return bench.error();
+  EntrySettings s;
+  s.name = stem + "-calibrated";
+  s.description = "emulated cluster profile " + profile + ", " + std::to_string(ranks) + " ranks";
+  s.scope = "both";
+  s.command = "dagsgd calibrate " + log + " --ranks " + std::to_string(ranks) + " --algorithm ring";
+  auto c = calibrate_logs({*bench}, s);
+  if (!c) return c.error();
+  const std::string path = dir + "/" + stem + "-calibrated.json";
+  DAGSGD_TRY(model::write_file(path, model::fabric_to_json(c->fabric) + "\n", true));
+  return path;
+}
+
+void ValidationTargets::calibrate(const std::vector<std::string>& profiles,
+                                  const std::vector<int>& ranks, const Benchmark& benchmark,
+                                  const std::string& dir, std::vector<std::string>& problems) {
+  for (std::size_t i = 0; i < profiles.size(); ++i) {
+    for (int r : ranks) {
+      auto log = benchmark(i, r);
+      auto file = log ? write_calibrated_fabric(*log, profiles[i], r, dir)
+                      : model::Expected<std::string>(log.error());
+      if (!file) problems.push_back(file.error().message);
+      if (file) calibrated[profiles[i] + "_p" + std::to_string(r)] = *file;
+    }
+  }
+}
+
+std::vector<ValidationPrediction> Validator::predict_all(const std::vector<MeasuredRun>& runs,
+                                                         const ValidationTargets& targets,
+                                                         const KeepReplay& keep,
+                                                         std::vector<std::string>& problems) {
+  std::vector<ValidationPrediction> out;
+  for (std::size_t t = 0; t < runs.size(); ++t) {
+    for (std::size_t s = 0; s < runs.size() && runs[t].ok; ++s) {
+      if (s == t || !runs[s].ok || !runs[s].same_config(runs[t])) continue;
+      for (const auto& target : targets.of(runs[t])) {
+        auto p = predict(runs, s, t, target);
+        if (!p.ok) problems.push_back(p.failure);
+        if (p.replay) {
+          std::string error;
+          auto kept = keep(p, *source_run(runs[s].run_dir, error));
+          if (!kept) problems.push_back(kept.error().message);
+          p.replay.reset();
+        }
+        out.push_back(std::move(p));
+      }
+    }
+  }
+  return out;
 }
 
 std::map<std::string, ModeSummary> summarize(const std::vector<ValidationPrediction>& predictions) {

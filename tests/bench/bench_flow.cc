@@ -2,13 +2,13 @@
 // 10 GbE NICs) with every collective's transfers sharing the cluster's links, as
 // `dagsgd predict --network-model flow` runs it. Figures in docs/performance.md.
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
 #include "dagsgd/model/compute_model.h"
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/model/network.h"
 #include "dagsgd/sim/predict.h"
 #include "dagsgd/sim/scenario.h"
+#include "predict_loop.h"
 
 namespace {
 
@@ -34,15 +34,7 @@ void predict_resnet50_flow(benchmark::State& state) {
   r.topology = hw->topology();
   r.cluster = hw->cluster;
   r.overlap = model::OverlapPolicy{model::OverlapPolicy::Kind::kWfbp};
-  for (auto _ : state) {
-    auto p = sim::predict(r);
-    if (!p.ok()) state.SkipWithError(p.error().message.c_str());
-    benchmark::DoNotOptimize(p->iteration);
-    state.counters["tasks"] = static_cast<double>(p->tasks);
-  }
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  state.counters["peak_rss_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  bench::time_predict(state, r);
 }
 BENCHMARK(predict_resnet50_flow)
     ->Name("predict_resnet50_flow/smoke")

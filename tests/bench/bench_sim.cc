@@ -2,7 +2,6 @@
 // of ResNet-50 with every rank simulated (analytical tier, and the flow tier on DGX-1 nodes), and
 // a what-if sweep.
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
 #include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/compute_model.h"
@@ -13,6 +12,7 @@
 #include "dagsgd/sim/predict.h"
 #include "dagsgd/sim/scenario.h"
 #include "dagsgd/sim/sweep.h"
+#include "predict_loop.h"
 
 namespace {
 
@@ -104,23 +104,8 @@ sim::PredictRequest resnet50_request(int gpus) {
   return r;
 }
 
-void run_predict(benchmark::State& state, const sim::PredictRequest& r) {
-  for (auto _ : state) {
-    auto p = sim::predict(r);
-    if (!p.ok()) {
-      state.SkipWithError(p.error().message.c_str());
-      break;
-    }
-    benchmark::DoNotOptimize(p->iteration);
-    state.counters["tasks"] = static_cast<double>(p->tasks);
-  }
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  state.counters["peak_rss_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
-}
-
 void predict_resnet50(benchmark::State& state) {
-  run_predict(state, resnet50_request(static_cast<int>(state.range(0))));
+  bench::time_predict(state, resnet50_request(static_cast<int>(state.range(0))));
 }
 BENCHMARK(predict_resnet50)->Name("predict_resnet50/smoke")->Arg(8)->Unit(benchmark::kMillisecond);
 BENCHMARK(predict_resnet50)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(3);
@@ -146,7 +131,7 @@ sim::PredictRequest resnet50_scenario(const sim::HardwareSpec& hardware) {
 // (bench_flow.cc has nodes of 4 GPUs on PCIe).
 void predict_resnet50_dgx1(benchmark::State& state) {
   const int gpus = static_cast<int>(state.range(0));
-  run_predict(state, resnet50_scenario({gpus / 8, 8, "pcie3", "10gbe", "dgx1-v100"}));
+  bench::time_predict(state, resnet50_scenario({gpus / 8, 8, "pcie3", "10gbe", "dgx1-v100"}));
 }
 BENCHMARK(predict_resnet50_dgx1)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(1);
 

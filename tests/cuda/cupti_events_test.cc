@@ -59,6 +59,14 @@ CuptiSync sync(CuptiSyncKind kind, std::uint64_t start, std::uint64_t end, std::
   return s;
 }
 
+// A launching API call and the kernel it launched (same correlation id).
+void launch(CuptiRecords& r, CuptiApiDomain domain, const char* name, std::uint32_t corr,
+            std::uint64_t call_start, std::uint64_t call_end, std::uint64_t kernel_start,
+            std::uint64_t kernel_end) {
+  r.api_calls.push_back(api(domain, name, corr, call_start, call_end));
+  r.kernels.push_back(kernel(corr, kernel_start, kernel_end));
+}
+
 std::vector<const Event*> with_cat(const std::vector<Event>& events, const std::string& cat,
                                    char ph = 'X') {
   std::vector<const Event*> out;
@@ -66,6 +74,16 @@ std::vector<const Event*> with_cat(const std::vector<Event>& events, const std::
     if (e.cat == cat && e.ph == ph) out.push_back(&e);
   }
   return out;
+}
+
+// The start ('s') and end ('f') of the one flow among `events`; nulls unless there is one.
+std::pair<const Event*, const Event*> the_flow(const std::vector<Event>& events) {
+  auto s = with_cat(events, trace::cat::kAc2g, 's');
+  auto f = with_cat(events, trace::cat::kAc2g, 'f');
+  EXPECT_EQ(s.size(), 1u);
+  EXPECT_EQ(f.size(), 1u);
+  if (s.size() != 1 || f.size() != 1) return {nullptr, nullptr};
+  return {s[0], f[0]};
 }
 
 std::int64_t int_arg(const Event& e, const std::string& key) {
@@ -83,8 +101,7 @@ std::string str_arg(const Event& e, const std::string& key) {
 TEST(CuptiEvents, KernelLaunchBecomesKinetoEventsWithFlow) {
   CuptiEventConverter conv(CuptiConvertOptions{-500, -1});
   CuptiRecords r;
-  r.api_calls.push_back(api(CuptiApiDomain::kRuntime, "cudaLaunchKernel", 5, 1000, 1100));
-  r.kernels.push_back(kernel(5, 2000, 2500));
+  launch(r, CuptiApiDomain::kRuntime, "cudaLaunchKernel", 5, 1000, 1100, 2000, 2500);
   auto events = conv.convert(r);
 
   auto rt = with_cat(events, trace::cat::kCudaRuntime);
@@ -112,18 +129,16 @@ TEST(CuptiEvents, KernelLaunchBecomesKinetoEventsWithFlow) {
   EXPECT_EQ(str_arg(*k[0], "block"), "[256, 1, 1]");
   EXPECT_EQ(k[0]->find("layer"), nullptr);  // nothing was pushed
 
-  auto s = with_cat(events, trace::cat::kAc2g, 's');
-  auto f = with_cat(events, trace::cat::kAc2g, 'f');
-  ASSERT_EQ(s.size(), 1u);
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(s[0]->id, 5);
-  EXPECT_EQ(f[0]->id, 5);
-  EXPECT_EQ(s[0]->ts, rt[0]->ts);
-  EXPECT_EQ(s[0]->pid, rt[0]->pid);
-  EXPECT_EQ(s[0]->tid, rt[0]->tid);
-  EXPECT_EQ(f[0]->ts, k[0]->ts);
-  EXPECT_EQ(f[0]->pid, k[0]->pid);
-  EXPECT_EQ(f[0]->tid, k[0]->tid);
+  auto [s, f] = the_flow(events);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->id, 5);
+  EXPECT_EQ(f->id, 5);
+  EXPECT_EQ(s->ts, rt[0]->ts);
+  EXPECT_EQ(s->pid, rt[0]->pid);
+  EXPECT_EQ(s->tid, rt[0]->tid);
+  EXPECT_EQ(f->ts, k[0]->ts);
+  EXPECT_EQ(f->pid, k[0]->pid);
+  EXPECT_EQ(f->tid, k[0]->tid);
   EXPECT_EQ(conv.stats().flows, 1);
 
   for (std::size_t i = 1; i < events.size(); ++i) EXPECT_LE(events[i - 1].ts, events[i].ts);
@@ -187,12 +202,10 @@ TEST(CuptiEvents, FlowsSpanBatchesInEitherOrder) {
   CuptiRecords b;
   b.kernels.push_back(kernel(1, 500, 600));
   auto e2 = conv.convert(b);
-  auto s = with_cat(e2, trace::cat::kAc2g, 's');
-  auto f = with_cat(e2, trace::cat::kAc2g, 'f');
-  ASSERT_EQ(s.size(), 1u);
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(s[0]->ts, 100);
-  EXPECT_EQ(f[0]->ts, 500);
+  auto [s, f] = the_flow(e2);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->ts, 100);
+  EXPECT_EQ(f->ts, 500);
 
   // Kernel first (its buffer completed earlier), call later.
   CuptiRecords c;
@@ -202,9 +215,9 @@ TEST(CuptiEvents, FlowsSpanBatchesInEitherOrder) {
   CuptiRecords d;
   d.api_calls.push_back(api(CuptiApiDomain::kRuntime, "cudaLaunchKernel", 2, 800, 810));
   auto e4 = conv.convert(d);
-  ASSERT_EQ(with_cat(e4, trace::cat::kAc2g, 's').size(), 1u);
-  ASSERT_EQ(with_cat(e4, trace::cat::kAc2g, 'f').size(), 1u);
-  EXPECT_EQ(with_cat(e4, trace::cat::kAc2g, 'f')[0]->ts, 900);
+  auto [later_s, later_f] = the_flow(e4);
+  ASSERT_NE(later_s, nullptr);
+  EXPECT_EQ(later_f->ts, 900);
   EXPECT_EQ(conv.stats().flows, 2);
 }
 
@@ -227,12 +240,10 @@ TEST(CuptiEvents, DriverLaunchesLinkWhenNoRuntimeCallExists) {
   CuptiEventConverter conv;
   CuptiRecords r;
   // cuBLAS launches through the driver: only a cuLaunchKernel record.
-  r.api_calls.push_back(api(CuptiApiDomain::kDriver, "cuLaunchKernel", 4, 100, 105));
-  r.kernels.push_back(kernel(4, 300, 400));
+  launch(r, CuptiApiDomain::kDriver, "cuLaunchKernel", 4, 100, 105, 300, 400);
   // A runtime call with its nested driver call: the flow starts at the runtime call.
   r.api_calls.push_back(api(CuptiApiDomain::kDriver, "cuLaunchKernel", 6, 152, 158));
-  r.api_calls.push_back(api(CuptiApiDomain::kRuntime, "cudaLaunchKernel", 6, 150, 160));
-  r.kernels.push_back(kernel(6, 500, 600));
+  launch(r, CuptiApiDomain::kRuntime, "cudaLaunchKernel", 6, 150, 160, 500, 600);
   auto events = conv.convert(r);
   auto drv = with_cat(events, trace::cat::kCudaDriver);
   ASSERT_EQ(drv.size(), 2u);
@@ -397,8 +408,8 @@ TEST(CuptiEvents, WrittenTraceIsKinetoJson) {
   conv.add_layer_tag(7, LayerTag{"fc1", trace::Phase::kForward, 0});
   CuptiRecords r;
   r.external.push_back(CuptiExternalCorrelation{3, 7, 5});
-  r.api_calls.push_back(api(CuptiApiDomain::kRuntime, "cudaLaunchKernel", 5, 1'001'000, 1'002'500));
-  r.kernels.push_back(kernel(5, 1'003'000, 1'013'250));
+  launch(r, CuptiApiDomain::kRuntime, "cudaLaunchKernel", 5, 1'001'000, 1'002'500, 1'003'000,
+         1'013'250);
   for (const auto& e : conv.convert(r)) w->write(e);
   ASSERT_TRUE(w->close().ok());
 

@@ -25,16 +25,23 @@ class Buffer {
     used_ += sizeof(T);
     return *r;
   }
-  // A timed record on a stream: the fields kernels, copies, memsets and syncs share.
+  // A timed record: the fields every timed kind (API calls included) shares.
   template <class T>
-  T& add_timed(CUpti_ActivityKind kind, std::uint64_t start, std::uint64_t end,
-               std::uint32_t stream, std::uint32_t correlation) {
+  T& add_at(CUpti_ActivityKind kind, std::uint64_t start, std::uint64_t end,
+            std::uint32_t correlation) {
     T& r = add<T>();
     r.kind = kind;
     r.start = start;
     r.end = end;
-    r.streamId = stream;
     r.correlationId = correlation;
+    return r;
+  }
+  // A timed record on a stream: kernels, copies, memsets and syncs.
+  template <class T>
+  T& add_timed(CUpti_ActivityKind kind, std::uint64_t start, std::uint64_t end,
+               std::uint32_t stream, std::uint32_t correlation) {
+    T& r = add_at<T>(kind, start, end, correlation);
+    r.streamId = stream;
     return r;
   }
   std::uint8_t* data() { return reinterpret_cast<std::uint8_t*>(bytes_.data()); }  // NOLINT
@@ -53,21 +60,13 @@ TEST(CuptiWalker, ReadsEveryEnabledKindIntoPlainRecords) {
   ext.externalId = 17;
   ext.correlationId = 100;
 
-  auto& rt = buf.add<v::Api>();
-  rt.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  auto& rt = buf.add_at<v::Api>(CUPTI_ACTIVITY_KIND_RUNTIME, 1000, 1200, 100);
   rt.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-  rt.start = 1000;
-  rt.end = 1200;
   rt.processId = 11;
   rt.threadId = 12;
-  rt.correlationId = 100;
 
-  auto& drv = buf.add<v::Api>();
-  drv.kind = CUPTI_ACTIVITY_KIND_DRIVER;
-  drv.cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
-  drv.start = 1300;
-  drv.end = 1350;
-  drv.correlationId = 101;
+  buf.add_at<v::Api>(CUPTI_ACTIVITY_KIND_DRIVER, 1300, 1350, 101).cbid =
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
 
   static const char kName[] = "_Z4gemmPKfPf";
   auto& k = buf.add_timed<v::Kernel>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 5000, 7000, 13, 100);

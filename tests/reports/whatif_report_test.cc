@@ -1,6 +1,7 @@
 // The what-if report files: CSV, JSON, Markdown, HTML and timelines of a sweep's results.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -202,6 +203,59 @@ TEST(WhatifReportFiles, TimelineIsAChromeTrace) {
     ++checked;
   }
   EXPECT_EQ(checked, 3u);
+}
+
+// The report of a sweep: its title, what stays fixed, its files (known before the sweep runs) and
+// the command line that reproduces it.
+TEST(WhatifReportFiles, ReportOfASweepNamesItsFilesBeforeItRuns) {
+  sim::Sweep sweep;
+  sweep.grid = small_grid();
+  auto points = sim::expand_grid(sweep.grid, catalog());
+  ASSERT_TRUE(points.ok());
+  sweep.points = *points;
+  sweep.keep_timeline.assign(sweep.points.size(), false);
+  for (std::size_t i : sim::timeline_points(sweep.points)) sweep.keep_timeline[i] = true;
+  std::vector<sim::PredictResult> results;
+  for (std::size_t i = 0; i < sweep.points.size(); ++i) {
+    results.push_back(predict_small(sweep.points[i], sweep.keep_timeline[i]));
+  }
+  sim::NetworkSpec n;
+  n.network = "three";
+  n.batch = 32;
+  n.gpu = "v100";
+  const sim::Description first = {{"network", "three"}, {"fabric", "pcie3"}, {"gpu", "v100"}};
+  auto rep = whatif_report(sweep, results, first, "", n);
+  EXPECT_EQ(rep.title, "three, 32 samples per GPU, v100");
+  ASSERT_EQ(rep.workload.size(), 4u);  // the spec's entries, GPUs per node, links not swept
+  EXPECT_EQ(rep.workload[1].first, "gpu");
+  EXPECT_EQ(rep.workload[3].second, "intra-node pcie3, inter-node 10gbe");
+  ASSERT_EQ(rep.rows.size(), sweep.points.size());
+
+  std::vector<std::string> written;
+  for (const auto& [name, bytes] : whatif_files(rep, PlotLibrary{})) {
+    written.push_back(name);
+    EXPECT_FALSE(bytes.empty()) << name;
+  }
+  std::vector<std::string> named = whatif_file_names(sweep);
+  std::sort(written.begin(), written.end());
+  std::sort(named.begin(), named.end());
+  EXPECT_EQ(written, named);
+  EXPECT_EQ(named.size(), 4u + 3u);  // report.html, .md, results.csv, .json; a timeline a fabric
+  EXPECT_EQ(whatif_summary(rep, 1, "out"),
+            "whatif: 18 scenarios on 1 rank; wrote out/report.html, report.md, results.csv, "
+            "results.json and 3 timelines\n");
+
+  EXPECT_EQ(whatif_progress(10, 30), "\rwhatif [##########....................] 10/30 scenarios");
+  EXPECT_EQ(whatif_progress(30, 30).back(), '\n');
+
+  auto given = [](const std::string& flag) { return flag == "--network-model"; };
+  EXPECT_EQ(whatif_command("", n, sim::HardwareSpec{}, "", sweep.grid, given),
+            "dagsgd whatif --network three --batch 32 --gpu v100 --network-model auto --fabrics "
+            "pcie3,nvlink2+ib-edr,10gbe --gpus 1,4,8 --gpus-per-node 4 --intra pcie3 --inter "
+            "10gbe --algorithms auto --overlap wfbp --precision fp32,fp16 --topk 0");
+  rep = whatif_report(sweep, results, first, "runs/a", n);
+  EXPECT_EQ(rep.title, "traced run runs/a, 1 ranks");
+  EXPECT_EQ(rep.workload, first);
 }
 
 }  // namespace

@@ -176,6 +176,15 @@ FlowPlan one_phase(std::vector<model::Transfer> transfers, double bytes, double 
   return plan;
 }
 
+// A collective on `res`, a resource several may hold at once: only the links slow it down.
+model::TaskId add_collective(model::Dag& dag, model::ResourceId res) {
+  model::Task t;
+  t.kind = model::TaskKind::kComm;
+  t.worker = -1;
+  t.resource = res;
+  return dag.add_task(t);
+}
+
 // Two collectives in flight on the same links take twice as long as one alone; after the first
 // ends the second has the links to itself.
 TEST(FlowTier, TwoCollectivesInFlightShareTheLinks) {
@@ -183,12 +192,8 @@ TEST(FlowTier, TwoCollectivesInFlightShareTheLinks) {
   const double nic = fabric("10gbe").achievable_bandwidth * 1e-9;
   model::Dag dag;
   auto res = dag.add_resource("collectives", 8);
-  model::Task t;
-  t.kind = model::TaskKind::kComm;
-  t.worker = -1;
-  t.resource = res;
-  const auto a = dag.add_task(t);
-  const auto b = dag.add_task(t);
+  const auto a = add_collective(dag, res);
+  const auto b = add_collective(dag, res);
   FlowNetwork net(p.cluster);
   net.assign(a, one_phase({{0, 1}}, 10e6));
   net.assign(b, one_phase({{0, 1}}, 20e6));
@@ -210,12 +215,9 @@ TEST(FlowTier, IncastSharesTheReceiversLink) {
   const double nic = fabric("10gbe").achievable_bandwidth * 1e-9;
   model::Dag dag;
   auto res = dag.add_resource("collectives", 8);
-  model::Task t;
-  t.kind = model::TaskKind::kComm;
-  t.resource = res;
   FlowNetwork net(p.cluster);
   for (int src = 1; src <= 3; ++src) {
-    net.assign(dag.add_task(t), one_phase({{src, 0}}, 9e6, 1000));
+    net.assign(add_collective(dag, res), one_phase({{src, 0}}, 9e6, 1000));
   }
   const SimResult r = run(dag, net);
   for (int i = 0; i < 3; ++i) {

@@ -81,13 +81,19 @@ Nanos total(const std::vector<GradientGroup>& groups) {
   return t;
 }
 
-TEST(SsgdSim, NoOverlapEqualsSumOfPhases) {
-  auto comm = linear_comm(500, 0.1);
-  auto c = config(fixed_layers(), OverlapPolicy{OverlapPolicy::Kind::kNone}, comm, 4);
-  c.prefetch = false;
+// The fixed layers without overlap, with input (1000 + 300 ns) and update (70 ns) phases.
+model::SsgdConfig with_phases(int workers, bool prefetch) {
+  auto c = config(fixed_layers(), OverlapPolicy{OverlapPolicy::Kind::kNone}, linear_comm(500, 0.1),
+                  workers);
+  c.prefetch = prefetch;
   c.io = 1000;
   c.h2d = 300;
   c.update = 70;
+  return c;
+}
+
+TEST(SsgdSim, NoOverlapEqualsSumOfPhases) {
+  auto c = with_phases(4, false);
   ASSERT_EQ(c.groups.size(), 1u);
   EXPECT_EQ(c.groups[0].elements, 8100);
   // 1000 + 300 + (550 + 1110) + (500 + 810) + 70
@@ -96,12 +102,7 @@ TEST(SsgdSim, NoOverlapEqualsSumOfPhases) {
 }
 
 TEST(SsgdSim, PrefetchHidesInputWhenComputeDominates) {
-  auto comm = linear_comm(500, 0.1);
-  auto c = config(fixed_layers(), OverlapPolicy{OverlapPolicy::Kind::kNone}, comm, 2);
-  c.prefetch = true;
-  c.io = 1000;
-  c.h2d = 300;
-  c.update = 70;
+  auto c = with_phases(2, true);
   EXPECT_EQ(simulated(c), 550 + 1110 + 1310 + 70);
   c.io = 5000;  // now input-bound
   EXPECT_EQ(simulated(c), 5300);

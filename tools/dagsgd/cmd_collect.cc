@@ -26,12 +26,12 @@ int run_collect(const runtime::CollectRequest& request) {
 }  // namespace
 
 void add_collect(CLI::App& root, Action& action) {
-  auto o = std::make_shared<runtime::CollectRequest>();
-  CLI::App* sub = root.add_subcommand(
-      "collect",
+  auto [sub, o] = add_command<runtime::CollectRequest>(
+      root, action, "collect",
       "Run an MPI program under the PMPI tracer and write a run directory "
       "(manifest.json, rank-<r>.trace.json).\n"
-      "Example: dagsgd collect --out run1 -- mpirun -np 4 dagsgd-allreduce-bench");
+      "Example: dagsgd collect --out run1 -- mpirun -np 4 dagsgd-allreduce-bench",
+      run_collect);
   sub->add_option("--out", o->out, "Run directory to write")->required();
   sub->add_flag("--force", o->force, "Replace the run in an existing --out directory");
   sub->add_option("--flush-ms", o->flush_ms,
@@ -39,7 +39,6 @@ void add_collect(CLI::App& root, Action& action) {
                   "this much (0: only when the buffer fills)")
       ->capture_default_str();
   sub->add_option("command", o->command, "The command to trace, after '--'");
-  sub->callback([o, &action] { action = [o] { return run_collect(*o); }; });
 }
 
 }  // namespace dagsgd::tools

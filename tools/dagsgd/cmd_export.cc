@@ -1,17 +1,15 @@
 // dagsgd export: a traced run's DAG (the one replay simulates) written in another simulator's
 // format; today Chakra execution traces, one file per rank, for ASTRA-sim.
-#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "command.h"
-#include "dagsgd/model/io.h"
 #include "dagsgd/reports/chakra_export.h"
 #include "trace_inputs.h"
 
 namespace dagsgd::tools {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 struct ExportFlags {
   TraceInputs inputs;
@@ -25,23 +23,12 @@ int run_export(const ExportFlags& o) {
   if (!w) return report_error(w.error().message);
   const auto& dag = (*w)->dag();
   const auto ranks = reports::chakra_ranks((*w)->run(), dag);
-  const fs::path dir(o.out);
-  if (!o.force) {
-    for (const auto& r : ranks) {
-      const fs::path f = dir / reports::chakra_file_name(r.rank);
-      if (model::file_exists(f.string())) {
-        return report_error("'" + f.string() + "' exists; use --force to overwrite");
-      }
-    }
-  }
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return report_error("cannot create '" + o.out + "': " + ec.message(), kExitFailure);
-  for (const auto& r : ranks) {
-    const fs::path f = dir / reports::chakra_file_name(r.rank);
-    auto written =
-        model::write_file(f.string(), reports::chakra_trace_file((*w)->run(), dag, r), true);
-    if (!written) return report_error(written.error().message, kExitFailure);
+  std::vector<std::string> files;
+  for (const auto& r : ranks) files.push_back(reports::chakra_file_name(r.rank));
+  if (int rc = prepare_outputs(o.out, files, o.force); rc != kExitOk) return rc;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const std::string bytes = reports::chakra_trace_file((*w)->run(), dag, ranks[i]);
+    if (int rc = write_output(o.out, files[i], bytes, true); rc != kExitOk) return rc;
   }
   print(o.inputs.json ? reports::chakra_export_json(dag, ranks, o.out)
                       : reports::chakra_export_text(dag, ranks, o.out));

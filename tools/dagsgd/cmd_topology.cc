@@ -1,12 +1,10 @@
 // dagsgd topology: the bundled node types (servers as vendors describe them) and what a cluster of
 // them looks like: devices, links, routes, ring order, network.
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "command.h"
 #include "dagsgd/model/hardware.h"
-#include "dagsgd/model/paths.h"
 #include "dagsgd/model/topology.h"
 
 namespace dagsgd::tools {
@@ -68,19 +66,9 @@ int run_show(const ShowOptions& o) {
 }
 
 int run_list(const ListOptions&) {
-  const model::NameRegistry names = model::bundled_node_types();
-  if (names.names().empty()) {
-    return report_error("no bundled node types in " + model::data_path("topologies"), kExitFailure);
-  }
-  std::string out;
-  for (const auto& name : names.names()) {
-    auto node = model::load_node_type(name);
-    if (!node) return report_error(node.error().message, kExitFailure);
-    char line[64];
-    std::snprintf(line, sizeof line, "%-22s ", name.c_str());
-    out += line + node->description + "\n";
-  }
-  print(out);
+  auto list = model::list_node_types();
+  if (!list) return report_error(list.error().message, kExitFailure);
+  print(*list);
   return kExitOk;
 }
 

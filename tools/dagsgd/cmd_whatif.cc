@@ -3,9 +3,7 @@
 // across the ranks (an MPI executor for sim::run_sweep).
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -13,8 +11,6 @@
 #include <vector>
 
 #include "command.h"
-#include "dagsgd/model/format.h"
-#include "dagsgd/model/io.h"
 #include "dagsgd/reports/whatif_report.h"
 #include "dagsgd/runtime/launched_group.h"
 #include "dagsgd/sim/sweep.h"
@@ -55,59 +51,9 @@ class MpiExecutor final : public sim::SweepExecutor {
 sim::SweepProgress progress_bar(bool show) {
   if (!show) return {};
   return [](std::size_t done, std::size_t total) {
-    constexpr std::size_t kWidth = 30;
-    const std::size_t filled = done * kWidth / total;
-    std::fprintf(stderr, "\rwhatif [%s%s] %zu/%zu scenarios", std::string(filled, '#').c_str(),
-                 std::string(kWidth - filled, '.').c_str(), done, total);
-    if (done == total) std::fprintf(stderr, "\n");
+    std::fputs(reports::whatif_progress(done, total).c_str(), stderr);
     std::fflush(stderr);
   };
-}
-
-template <typename T>
-std::string join(const std::vector<T>& v) {
-  std::string out;
-  for (const auto& x : v) {
-    if (!out.empty()) out += ",";
-    if constexpr (std::is_same_v<T, std::string>) {
-      out += x;
-    } else {
-      out += model::num(static_cast<double>(x));
-    }
-  }
-  return out;
-}
-
-// A command line that reproduces the sweep (without --out).
-std::string command_line(const WhatifOptions& o, const sim::SweepGrid& g) {
-  const ScenarioFlags& f = o.scenario;
-  const sim::NetworkSpec& n = f.network;
-  std::string c = "dagsgd whatif";
-  if (!o.run.empty()) {
-    c += " " + o.run;
-    if (f.given("--batch")) c += " --batch " + std::to_string(n.batch);
-  } else {
-    c += " --network " + n.network + " --batch " + std::to_string(n.batch) + " --gpu " + n.gpu;
-    if (n.step_time_s > 0) c += " --step-time " + model::num(n.step_time_s);
-    if (!n.layer_profile.empty()) c += " --layer-profile " + n.layer_profile;
-    if (n.io_time_s > 0) c += " --io-time " + model::num(n.io_time_s);
-    if (!n.prefetch) c += " --prefetch off";
-    if (n.sync != "bsp") c += " --sync " + n.sync;
-  }
-  if (!f.fabric_file.empty()) c += " --fabric-file " + f.fabric_file;
-  if (!g.stack.empty()) c += " --stack " + g.stack;
-  if (!f.hardware.topology.empty()) c += " --topology " + f.hardware.topology;
-  if (f.given("--cluster-network")) c += " --cluster-network " + f.hardware.cluster_network;
-  if (f.given("--network-model")) c += " --network-model " + f.hardware.network_model;
-  c += " --fabrics " + join(g.fabrics);
-  if (o.run.empty()) c += " --gpus " + join(g.gpus);
-  c += " --gpus-per-node " + std::to_string(g.gpus_per_node) + " --intra " + g.default_intra +
-       " --inter " + g.default_inter + " --algorithms " + join(g.algorithms);
-  if (o.run.empty()) {
-    c += " --overlap " + join(g.overlaps) + " --precision " + join(g.precisions) + " --topk " +
-         join(g.topks);
-  }
-  return c;
 }
 
 // The workload: a traced run (refusing flags it cannot honour) or a network spec.
@@ -157,113 +103,17 @@ model::Expected<std::unique_ptr<sim::Workload>> load_workload(const WhatifOption
   return std::unique_ptr<sim::Workload>(std::move(*w));
 }
 
-// What stays fixed across the sweep, from the first scenario's description.
-sim::Description fixed_part(const WhatifOptions& o, const sim::Description& d,
-                            const sim::SweepGrid& grid) {
-  if (!o.run.empty()) return d;
-  sim::Description w;
-  for (const auto& [k, v] : d) {
-    if (k == "network" || k == "batch per GPU" || k == "gpu" || k == "sync" || k == "prefetch" ||
-        k == "compute") {
-      w.emplace_back(k, v);
-    }
-  }
-  w.emplace_back("GPUs per node", std::to_string(grid.gpus_per_node));
-  w.emplace_back("links not swept",
-                 "intra-node " + grid.default_intra + ", inter-node " + grid.default_inter);
-  return w;
-}
-
-// The report files, refused before anything is simulated when they exist (without --force).
-std::vector<std::string> report_files(const sim::Sweep& sweep) {
-  std::vector<std::string> files = {"report.html", "report.md", "results.csv", "results.json"};
-  for (std::size_t i = 0; i < sweep.points.size(); ++i) {
-    if (sweep.keep_timeline[i]) {
-      files.push_back("timelines/" + reports::timeline_file_name(sweep.points[i], i));
-    }
-  }
-  return files;
-}
-
-// Whether `p` is something other than a directory (a file, a dangling link), as a message.
-std::string not_a_directory(const fs::path& p) {
-  std::error_code ec;
-  if (!fs::exists(fs::symlink_status(p, ec)) || fs::is_directory(p, ec)) return {};
-  return "--out: '" + p.string() + "' is not a directory";
-}
-
-// Rank 0's checks before the sweep: existing outputs, the plot library, the output directory.
-// `created`: the directories made here, removed again when the sweep fails.
+// Rank 0's checks before the sweep: existing outputs (then their folders), the plot library.
+// `created`: the folders made here, removed again when the sweep fails.
 int prepare_output(const WhatifOptions& o, const sim::Sweep& sweep, reports::PlotLibrary& plots,
                    std::vector<fs::path>& created) {
-  const fs::path dir(o.out);
-  for (const fs::path& d : {dir, dir / "timelines"}) {
-    if (auto msg = not_a_directory(d); !msg.empty()) return report_error(msg);
-  }
-  if (!o.force) {
-    for (const auto& f : report_files(sweep)) {
-      if (model::file_exists((dir / f).string())) {
-        return report_error("'" + (dir / f).string() + "' exists; use --force to overwrite");
-      }
-    }
+  if (int rc = prepare_outputs(o.out, reports::whatif_file_names(sweep), o.force, &created);
+      rc != kExitOk) {
+    return rc;
   }
   auto lib = reports::load_plot_library();
   if (!lib) return report_error(lib.error().message, kExitFailure);
   plots = std::move(*lib);
-  std::error_code ec;
-  for (const fs::path& d : {dir, dir / "timelines"}) {
-    if (!fs::exists(d, ec)) created.insert(created.begin(), d);  // innermost first
-  }
-  fs::create_directories(dir / "timelines", ec);
-  if (ec) {
-    return report_error("cannot create '" + (dir / "timelines").string() + "': " + ec.message(),
-                        kExitFailure);
-  }
-  return kExitOk;
-}
-
-// With --force, the timelines of an earlier sweep that this one does not write: left there, the
-// directory would mix two sweeps. Only timeline files (*.trace.json) are removed.
-void remove_stale_timelines(const fs::path& dir, const reports::WhatifReport& report) {
-  std::vector<std::string> keep;
-  for (std::size_t i = 0; i < report.rows.size(); ++i) {
-    if (!report.rows[i].result.timeline.empty()) {
-      keep.push_back(reports::timeline_file_name(report.rows[i].scenario, i));
-    }
-  }
-  std::error_code ec;
-  std::vector<fs::path> stale;
-  for (const auto& e : fs::directory_iterator(dir / "timelines", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.ends_with(".trace.json") && std::find(keep.begin(), keep.end(), name) == keep.end()) {
-      stale.push_back(e.path());
-    }
-  }
-  for (const auto& p : stale) fs::remove(p, ec);
-}
-
-int write_report(const WhatifOptions& o, const reports::WhatifReport& report,
-                 const reports::PlotLibrary& plots) {
-  const fs::path dir(o.out);
-  if (o.force) remove_stale_timelines(dir, report);
-  auto write = [&](const std::string& name, const std::string& content) -> bool {
-    auto w = model::write_file((dir / name).string(), content, o.force);
-    if (!w) report_error(w.error().message, kExitFailure);
-    return w.ok();
-  };
-  for (std::size_t i = 0; i < report.rows.size(); ++i) {
-    if (report.rows[i].result.timeline.empty()) continue;
-    if (!write("timelines/" + reports::timeline_file_name(report.rows[i].scenario, i),
-               reports::timeline_trace(report, report.rows[i]))) {
-      return kExitFailure;
-    }
-  }
-  if (!write("results.csv", reports::whatif_csv(report)) ||
-      !write("results.json", reports::whatif_json(report)) ||
-      !write("report.md", reports::whatif_markdown(report)) ||
-      !write("report.html", reports::whatif_html(report, plots))) {
-    return kExitFailure;
-  }
   return kExitOk;
 }
 
@@ -309,25 +159,17 @@ int run_whatif(const WhatifOptions& o) {
     return report_error(results.error().message, kExitFailure);
   }
 
-  reports::WhatifReport report;
-  report.grid = sweep->grid;
-  report.command = command_line(o, sweep->grid);
-  report.workload = fixed_part(o, (*workload)->describe(sweep->scenarios.front()), sweep->grid);
-  const sim::NetworkSpec& n = o.scenario.network;
-  report.title =
-      o.run.empty()
-          ? n.network + ", " + std::to_string(n.batch) + " samples per GPU, " + n.gpu
-          : "traced run " + o.run + ", " + std::to_string(sweep->points.front().gpus) + " ranks";
-  for (std::size_t i = 0; i < sweep->points.size(); ++i) {
-    report.rows.push_back({sweep->points[i], std::move((*results)[i])});
+  const ScenarioFlags& f = o.scenario;
+  auto report =
+      reports::whatif_report(*sweep, std::move(*results),
+                             (*workload)->describe(sweep->scenarios.front()), o.run, f.network);
+  report.command = reports::whatif_command(o.run, f.network, f.hardware, f.fabric_file, sweep->grid,
+                                           [&f](const std::string& flag) { return f.given(flag); });
+  if (o.force) reports::remove_stale_timelines(o.out, report);
+  for (const auto& [name, bytes] : reports::whatif_files(report, plots)) {
+    if (int rc = write_output(o.out, name, bytes, o.force); rc != kExitOk) return rc;
   }
-  if (int rc = write_report(o, report, plots); rc != kExitOk) return rc;
-  std::size_t timelines = 0;
-  for (bool k : sweep->keep_timeline) timelines += k ? 1 : 0;
-  print("whatif: " + std::to_string(report.rows.size()) + " scenarios on " +
-        std::to_string(ranks.size()) + (ranks.size() == 1 ? " rank" : " ranks") + "; wrote " +
-        o.out + "/report.html, report.md, results.csv, results.json and " +
-        std::to_string(timelines) + " timelines\n");
+  print(reports::whatif_summary(report, ranks.size(), o.out));
   return kExitOk;
 }
 

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 
 #include "dagsgd/model/comm_model.h"
+#include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
 #include "dagsgd/model/units.h"
 
@@ -123,6 +125,41 @@ CLI::Validator worker_count() {
                " (2^20, the most workers the cost models take), got '" + text + "'";
       },
       "1..2^20"};
+}
+
+int prepare_outputs(const std::string& dir, const std::vector<std::string>& files, bool force,
+                    std::vector<std::filesystem::path>* created) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> folders = {dir};
+  for (const auto& f : files) folders.push_back((fs::path(dir) / f).parent_path());
+  std::error_code ec;
+  for (const auto& folder : folders) {  // a file or a dangling link where a folder goes
+    if (fs::exists(fs::symlink_status(folder, ec)) && !fs::is_directory(folder, ec)) {
+      return report_error("'" + folder.string() + "' is not a directory");
+    }
+  }
+  for (const auto& f : files) {
+    const fs::path path = fs::path(dir) / f;
+    if (!force && model::file_exists(path.string())) {
+      return report_error("'" + path.string() + "' exists; use --force to overwrite");
+    }
+  }
+  for (const auto& folder : folders) {
+    for (fs::path p = folder; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+      if (created != nullptr) created->insert(created->begin(), p);  // innermost first
+    }
+    fs::create_directories(folder, ec);
+    if (ec) {
+      return report_error("cannot create '" + folder.string() + "': " + ec.message(), kExitFailure);
+    }
+  }
+  return kExitOk;
+}
+
+int write_output(const std::string& dir, const std::string& name, const std::string& content,
+                 bool force) {
+  auto w = model::write_file((std::filesystem::path(dir) / name).string(), content, force);
+  return w ? kExitOk : report_error(w.error().message, kExitFailure);
 }
 
 int run_commands(const std::vector<std::string>& args, const Commands& more) {

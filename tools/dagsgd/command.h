@@ -2,6 +2,7 @@
 // exit codes and the one way errors are printed.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -43,6 +44,15 @@ CLI::Validator duration_seconds(bool zero_allowed);
 CLI::Validator fraction();
 // A count of nodes, GPUs or ranks: 1 to model::kMaxWorkers (2^20), what the cost models take.
 CLI::Validator worker_count();
+// Before a command writes `files` (paths below `dir`): refuses a folder that is not one and,
+// unless `force`, a file that exists (a dangling link too), then creates `dir` and the folders
+// the files go in, adding those it made to `created` (innermost first: a failed command removes
+// them). kExitOk, or the code of the error it reported.
+int prepare_outputs(const std::string& dir, const std::vector<std::string>& files, bool force,
+                    std::vector<std::filesystem::path>* created = nullptr);
+// Writes `content` to `dir`/`name`; kExitOk, or kExitFailure with the error reported.
+int write_output(const std::string& dir, const std::string& name, const std::string& content,
+                 bool force);
 
 // Registers subcommands on the root command.
 using Commands = std::function<void(CLI::App& root, Action& action)>;

@@ -12,10 +12,7 @@ extern "C" const char* dagsgd_installed_data_dir() {
   static const std::string dir = [] {
     std::error_code ec;
     const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (ec) return std::string();
-    const auto data = std::filesystem::weakly_canonical(exe.parent_path() / DAGSGD_BIN_TO_DATA, ec);
-    return !ec && std::filesystem::is_directory(data / "hardware", ec) ? data.string()
-                                                                       : std::string();
+    return ec ? std::string() : dagsgd::model::data_dir_beside(exe.string(), DAGSGD_BIN_TO_DATA);
   }();
   return dir.empty() ? nullptr : dir.c_str();
 }

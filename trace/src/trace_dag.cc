@@ -50,6 +50,19 @@ model::TaskId Builder::add(const model::Task& t, TraceTask info) {
   return id;
 }
 
+Builder::EventTask Builder::of_event(std::size_t ri, std::size_t ei, model::ResourceId res) const {
+  const ImportedEvent& e = run_.ranks[ri].events[ei];
+  EventTask out;
+  out.task.duration = e.dur;
+  out.task.resource = res;
+  out.task.worker = static_cast<std::int32_t>(ri);
+  out.info.rank = static_cast<std::int32_t>(ri);
+  out.info.event = static_cast<std::int32_t>(ei);
+  out.info.measured_start = e.ts - run_.origin;
+  out.info.measured_dur = e.dur;
+  return out;
+}
+
 model::ResourceId Builder::resource(const std::string& name, int capacity) {
   auto it = resources_.find(name);
   if (it != resources_.end()) return it->second;

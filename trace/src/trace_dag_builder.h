@@ -30,6 +30,13 @@ class Builder {
   // Adds a task with where it came from; an event's name joins TraceDag::names.
   model::TaskId add(const model::Task& t, TraceTask info);
   model::ResourceId resource(const std::string& name, int capacity = 1);
+  // The task of event `ei` of rank `ri` on `res` (its duration and worker) and where it came from
+  // (rank, event, measured start and duration); the caller fills in the rest.
+  struct EventTask {
+    model::Task task;
+    TraceTask info;
+  };
+  EventTask of_event(std::size_t ri, std::size_t ei, model::ResourceId res) const;
 
  protected:
   const ImportedRun& run_;

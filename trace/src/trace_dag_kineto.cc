@@ -302,17 +302,9 @@ class KinetoBuilder : public Builder {
                        const RankScan& scan) {
     const auto& rank = run_.ranks[ri];
     const auto& e = rank.events[ei];
-    Task t;
-    t.duration = e.dur;
-    t.resource = chain.resource();
-    t.worker = static_cast<std::int32_t>(ri);
+    auto [t, info] = of_event(ri, ei, chain.resource());
     t.iteration = clamp_iter(scan.iteration_of(e.ts));
     t.kind = TaskKind::kOther;
-    TraceTask info;
-    info.rank = static_cast<std::int32_t>(ri);
-    info.event = static_cast<std::int32_t>(ei);
-    info.measured_start = e.ts - run_.origin;
-    info.measured_dur = e.dur;
     info.main_thread = chain.is_main();
     info.phase = e.category == EventCategory::kMpi ? Phase::kComm : chain.phase_at_time(e.ts);
     TaskId id = add(t, info);
@@ -350,19 +342,11 @@ class KinetoBuilder : public Builder {
         if (auto it = launch_of_.find(e.correlation); it != launch_of_.end()) launch = it->second;
         Phase p = launch != model::kNoTask ? out_.tasks[static_cast<std::size_t>(launch)].phase
                                            : Phase::kNone;
-        Task t;
-        t.duration = e.dur;
-        t.resource = res;
-        t.worker = static_cast<std::int32_t>(ri);
+        auto [t, info] = of_event(ri, ei, res);
         t.iteration = launch != model::kNoTask ? out_.dag.task(launch).iteration
                                                : clamp_iter(scan.iteration_of(e.ts));
         const bool nccl = e.category == EventCategory::kKernel && is_nccl_kernel(rank.str(e.name));
         classify_gpu_op(e, rank.str(e.name), nccl, t, p);
-        TraceTask info;
-        info.rank = static_cast<std::int32_t>(ri);
-        info.event = static_cast<std::int32_t>(ei);
-        info.measured_start = e.ts - run_.origin;
-        info.measured_dur = e.dur;
         info.phase = p;
         TaskId id = add(t, info);
         if (launch != model::kNoTask) extra_edges_.push_back({launch, id, EdgeKind::kData});

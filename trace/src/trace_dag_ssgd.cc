@@ -75,18 +75,10 @@ class SsgdBuilder : public Builder {
         if (e.phase == Phase::kComm) comm_events.push_back(static_cast<std::int32_t>(ei));
         continue;
       }
-      Task t;
-      t.duration = e.dur;
-      t.resource = res;
-      t.worker = static_cast<std::int32_t>(ri);
+      auto [t, info] = of_event(ri, ei, res);
       t.layer = e.layer;
       t.iteration = clamp_iter(e.iteration);
       t.kind = kind_of_phase(e.phase);
-      TraceTask info;
-      info.rank = static_cast<std::int32_t>(ri);
-      info.event = static_cast<std::int32_t>(ei);
-      info.measured_start = e.ts - run_.origin;
-      info.measured_dur = e.dur;
       info.main_thread = true;
       info.phase = e.phase;
       TaskId id = add(t, info);

@@ -46,6 +46,12 @@ trace::ArgValue bandwidth(std::uint64_t bytes, std::int64_t dur_ns) {
   return static_cast<double>(bytes) / static_cast<double>(dur_ns);
 }
 
+// A copy's or memset's size and the bandwidth it reached.
+void add_bytes(trace::Event& e, std::uint64_t bytes) {
+  e.add(trace::arg::kBytes, static_cast<std::int64_t>(bytes))
+      .add("memory bandwidth (GB/s)", bandwidth(bytes, e.dur));
+}
+
 }  // namespace
 
 void CuptiRecords::append(CuptiRecords&& other) {
@@ -235,6 +241,16 @@ std::vector<trace::Event> CuptiEventConverter::convert(const CuptiRecords& batch
     }
   }
 
+  // A GPU activity's event with its own args: its layer (from the call `attributed_to`), counted
+  // in `count`, linked to its launch (`correlation`, else `fallback`).
+  auto emit_gpu = [&](trace::Event& e, std::uint32_t correlation, std::uint32_t attributed_to,
+                      std::uint32_t fallback, std::int64_t& count) {
+    attribute(attributed_to, e, true);
+    ++count;
+    link(correlation, fallback, e, out);
+    out.push_back(std::move(e));
+  };
+
   for (const auto& k : batch.kernels) {
     if (!timed(k.start, k.end)) continue;
     trace::Event e = gpu_event(demangle(k.name), trace::cat::kKernel, k, to_trace(k.start));
@@ -242,10 +258,7 @@ std::vector<trace::Event> CuptiEventConverter::convert(const CuptiRecords& batch
         .add("shared memory", k.shared_memory)
         .add("grid", dim3_text(k.grid))
         .add("block", dim3_text(k.block));
-    attribute(k.correlation, e, true);
-    ++stats_.kernels;
-    link(k.correlation, 0, e, out);
-    out.push_back(std::move(e));
+    emit_gpu(e, k.correlation, k.correlation, 0, stats_.kernels);
   }
 
   for (const auto& m : batch.memcpys) {
@@ -253,28 +266,18 @@ std::vector<trace::Event> CuptiEventConverter::convert(const CuptiRecords& batch
     std::string name = std::string("Memcpy ") + memcpy_kind_name(m.kind) + " (" +
                        memory_kind_name(m.src_kind) + " -> " + memory_kind_name(m.dst_kind) + ")";
     trace::Event e = gpu_event(std::move(name), trace::cat::kGpuMemcpy, m, to_trace(m.start));
-    e.add(trace::arg::kBytes, static_cast<std::int64_t>(m.bytes))
-        .add("memory bandwidth (GB/s)", bandwidth(m.bytes, e.dur));
-    if (external_.count(m.correlation) != 0 || m.runtime_correlation == 0) {
-      attribute(m.correlation, e, true);
-    } else {
-      attribute(m.runtime_correlation, e, true);
-    }
-    ++stats_.memcpys;
-    link(m.correlation, m.runtime_correlation, e, out);
-    out.push_back(std::move(e));
+    add_bytes(e, m.bytes);
+    const bool own = external_.count(m.correlation) != 0 || m.runtime_correlation == 0;
+    emit_gpu(e, m.correlation, own ? m.correlation : m.runtime_correlation, m.runtime_correlation,
+             stats_.memcpys);
   }
 
   for (const auto& m : batch.memsets) {
     if (!timed(m.start, m.end)) continue;
     trace::Event e = gpu_event(std::string("Memset (") + memory_kind_name(m.memory_kind) + ")",
                                trace::cat::kGpuMemset, m, to_trace(m.start));
-    e.add(trace::arg::kBytes, static_cast<std::int64_t>(m.bytes))
-        .add("memory bandwidth (GB/s)", bandwidth(m.bytes, e.dur));
-    attribute(m.correlation, e, true);
-    ++stats_.memsets;
-    link(m.correlation, 0, e, out);
-    out.push_back(std::move(e));
+    add_bytes(e, m.bytes);
+    emit_gpu(e, m.correlation, m.correlation, 0, stats_.memsets);
   }
 
   for (const auto& s : batch.syncs) {

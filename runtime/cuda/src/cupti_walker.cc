@@ -49,15 +49,21 @@ CuptiMemoryKind memory_kind(unsigned v) {
              : CuptiMemoryKind::kUnknown;
 }
 
+// When a record ran and the call it belongs to: CUPTI names these alike in every timed record.
+template <class Record, class Copy>
+void copy_times(const Record& r, Copy& c) {
+  c.start = r.start;
+  c.end = r.end;
+  c.correlation = r.correlationId;
+}
+
 // The fields every GPU activity record of CUPTI has under the same names.
 template <class Record>
 void copy_activity(const Record& r, CuptiGpuActivity& c) {
-  c.start = r.start;
-  c.end = r.end;
+  copy_times(r, c);
   c.device = r.deviceId;
   c.context = r.contextId;
   c.stream = r.streamId;
-  c.correlation = r.correlationId;
 }
 
 void walk_one(const CUpti_Activity* r, CuptiRecords& out) {
@@ -111,11 +117,9 @@ void walk_one(const CUpti_Activity* r, CuptiRecords& out) {
       c.domain = runtime ? CuptiApiDomain::kRuntime : CuptiApiDomain::kDriver;
       c.name = api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a.cbid);
       c.cbid = a.cbid;
-      c.start = a.start;
-      c.end = a.end;
+      copy_times(a, c);
       c.process = a.processId;
       c.thread = a.threadId;
-      c.correlation = a.correlationId;
       c.return_value = a.returnValue;
       out.api_calls.push_back(std::move(c));
       break;
@@ -126,9 +130,7 @@ void walk_one(const CUpti_Activity* r, CuptiRecords& out) {
       c.kind = s.type <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
                    ? static_cast<CuptiSyncKind>(s.type)
                    : CuptiSyncKind::kUnknown;
-      c.start = s.start;
-      c.end = s.end;
-      c.correlation = s.correlationId;
+      copy_times(s, c);
       c.context = s.contextId;
       c.stream = s.streamId;
       c.cuda_event = s.cudaEventId;

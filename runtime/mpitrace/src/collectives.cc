@@ -63,22 +63,27 @@ DAGSGD_EXPORT int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int
 }
 
 // Gathers and all-to-alls count the whole receive buffer (docs/tracing.md, "Bytes").
-DAGSGD_EXPORT int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                MPI_Comm comm) {
-  DAGSGD_BLOCKING(
-      PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
-      mt::call("MPI_Allgather", "allgather", mt::block_per_rank(recvcount, recvtype, comm), comm));
-}
+// MPI_Allgather and MPI_Alltoall take the same arguments: one macro writes the blocking and the
+// non-blocking wrapper of each.
+#define DAGSGD_BLOCK_COLLECTIVE(NAME, INAME, collective)                                          \
+  DAGSGD_EXPORT int MPI_##NAME(const void* sendbuf, int sendcount, MPI_Datatype sendtype,         \
+                               void* recvbuf, int recvcount, MPI_Datatype recvtype,               \
+                               MPI_Comm comm) {                                                   \
+    DAGSGD_BLOCKING(                                                                              \
+        PMPI_##NAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),            \
+        mt::call("MPI_" #NAME, collective, mt::block_per_rank(recvcount, recvtype, comm), comm)); \
+  }                                                                                               \
+  DAGSGD_EXPORT int MPI_##INAME(const void* sendbuf, int sendcount, MPI_Datatype sendtype,        \
+                                void* recvbuf, int recvcount, MPI_Datatype recvtype,              \
+                                MPI_Comm comm, MPI_Request* request) {                            \
+    DAGSGD_NONBLOCKING(                                                                           \
+        PMPI_##INAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request),  \
+        mt::call("MPI_" #INAME, collective, mt::block_per_rank(recvcount, recvtype, comm), comm), \
+        false);                                                                                   \
+  }
 
-DAGSGD_EXPORT int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                 MPI_Request* request) {
-  DAGSGD_NONBLOCKING(
-      PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request),
-      mt::call("MPI_Iallgather", "allgather", mt::block_per_rank(recvcount, recvtype, comm), comm),
-      false);
-}
+DAGSGD_BLOCK_COLLECTIVE(Allgather, Iallgather, "allgather")
+DAGSGD_BLOCK_COLLECTIVE(Alltoall, Ialltoall, "alltoall")
 
 DAGSGD_EXPORT int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                  void* recvbuf, const int recvcounts[], const int displs[],
@@ -86,22 +91,6 @@ DAGSGD_EXPORT int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatyp
   DAGSGD_BLOCKING(
       PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm),
       mt::call("MPI_Allgatherv", "allgather", mt::block_sum(recvcounts, recvtype, comm), comm));
-}
-
-DAGSGD_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                               void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  DAGSGD_BLOCKING(
-      PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
-      mt::call("MPI_Alltoall", "alltoall", mt::block_per_rank(recvcount, recvtype, comm), comm));
-}
-
-DAGSGD_EXPORT int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Request* request) {
-  DAGSGD_NONBLOCKING(
-      PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request),
-      mt::call("MPI_Ialltoall", "alltoall", mt::block_per_rank(recvcount, recvtype, comm), comm),
-      false);
 }
 
 DAGSGD_EXPORT int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
@@ -160,26 +149,19 @@ DAGSGD_EXPORT int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], co
 
 // Gather and scatter count the whole gathered (scattered) vector, taken from the side every rank
 // has: the per-rank block times comm_size (the root's own block when it passes MPI_IN_PLACE).
-DAGSGD_EXPORT int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                             MPI_Comm comm) {
-  DAGSGD_BLOCKING(
-      PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),
-      mt::rooted(mt::call("MPI_Gather", "gather",
-                          sendbuf == MPI_IN_PLACE ? mt::block_per_rank(recvcount, recvtype, comm)
-                                                  : mt::block_per_rank(sendcount, sendtype, comm),
-                          comm),
-                 root, comm));
-}
+// They take the same arguments: one macro writes both wrappers, given how each counts `bytes`.
+#define DAGSGD_ROOTED_VECTOR(NAME, collective, bytes)                                         \
+  DAGSGD_EXPORT int MPI_##NAME(const void* sendbuf, int sendcount, MPI_Datatype sendtype,     \
+                               void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, \
+                               MPI_Comm comm) {                                               \
+    DAGSGD_BLOCKING(                                                                          \
+        PMPI_##NAME(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),  \
+        mt::rooted(mt::call("MPI_" #NAME, collective, bytes, comm), root, comm));             \
+  }
 
-DAGSGD_EXPORT int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                              MPI_Comm comm) {
-  DAGSGD_BLOCKING(
-      PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),
-      mt::rooted(mt::call("MPI_Scatter", "scatter",
-                          recvbuf == MPI_IN_PLACE ? mt::block_per_rank(sendcount, sendtype, comm)
-                                                  : mt::block_per_rank(recvcount, recvtype, comm),
-                          comm),
-                 root, comm));
-}
+DAGSGD_ROOTED_VECTOR(Gather, "gather",
+                     sendbuf == MPI_IN_PLACE ? mt::block_per_rank(recvcount, recvtype, comm)
+                                             : mt::block_per_rank(sendcount, sendtype, comm))
+DAGSGD_ROOTED_VECTOR(Scatter, "scatter",
+                     recvbuf == MPI_IN_PLACE ? mt::block_per_rank(sendcount, sendtype, comm)
+                                             : mt::block_per_rank(recvcount, recvtype, comm))

@@ -14,6 +14,11 @@ std::string data_dir();
 // data_dir() + "/" + relative.
 std::string data_path(const std::string& relative);
 
+// For dagsgd_installed_data_dir() below: `relative` (the install's path from the folder of
+// `file` to the data) from the folder of `file` (the program or library that asks), where it
+// holds the bundled catalogs; "" where not (the build tree).
+std::string data_dir_beside(const std::string& file, const std::string& relative);
+
 }  // namespace dagsgd::model
 
 // Where an installed copy keeps its data (<prefix>/share/dagsgd/datasets), defined only by what

@@ -154,6 +154,9 @@ class ClusterTopology {
 Expected<NodeType> load_node_type(const std::string& name_or_path);
 Expected<NodeType> parse_node_type_json(const std::string& text, const std::string& where);
 NameRegistry bundled_node_types();
+// One line per bundled node type, its name and description (`dagsgd topology list`); an error
+// when there are none or one does not load.
+Expected<std::string> list_node_types();
 // The invariants every NodeType must keep (indices in range, both directions of each link,
 // positive finite bandwidths, every GPU reaching every other GPU and its NIC); build() and the
 // loader check them, so hand-made node types get the same messages.

@@ -31,6 +31,11 @@ struct ValidationReport {
   double wall_s = 0;
 };
 
+// Where a prediction's replay report goes below the output directory:
+// "predictions/replay_<source profile>_to_<target profile>_p<ranks>_<overlap>_<model>_<mode>.json".
+std::string validation_replay_file(const std::vector<sim::MeasuredRun>& runs,
+                                   const sim::ValidationPrediction& p);
+
 // One line per (source, target, configuration) with every mode's prediction and the error of
 // the last mode, then a summary line per mode.
 std::string validation_table(const ValidationReport& r);

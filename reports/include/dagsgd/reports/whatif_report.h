@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dagsgd/model/expected.h"
@@ -25,6 +27,28 @@ struct WhatifReport {
   sim::SweepGrid grid;
   std::vector<WhatifRow> rows;  // in sweep order
 };
+
+// A sweep's report (without its command line): its rows in sweep order, the title and what stays
+// fixed, for the traced run in directory `run` (the first scenario's whole description `first`)
+// or, when `run` is empty, for `network` (its entries of `first`, the GPUs per node and the links
+// that were not swept).
+WhatifReport whatif_report(const sim::Sweep& sweep, std::vector<sim::PredictResult> results,
+                           const sim::Description& first, const std::string& run,
+                           const sim::NetworkSpec& network);
+// A terminal progress line: "\rwhatif [####......] 12/30 scenarios", and a newline when done.
+std::string whatif_progress(std::size_t done, std::size_t total);
+// The line that says what was written: "whatif: 30 scenarios on 1 rank; wrote DIR/report.html,
+// ...".
+std::string whatif_summary(const WhatifReport& report, int ranks, const std::string& dir);
+
+// `dagsgd whatif`'s command line that reproduces a sweep (without --out): the traced run `run`
+// or, when it is empty, the network spec `network`; the hardware's fixed part, the extra fabric
+// file and the grid. `given(flag)` says whether the user gave a flag whose default is not
+// written out ("--batch" of a traced run, "--cluster-network", "--network-model").
+std::string whatif_command(const std::string& run, const sim::NetworkSpec& network,
+                           const sim::HardwareSpec& hardware, const std::string& fabric_file,
+                           const sim::SweepGrid& grid,
+                           const std::function<bool(const std::string&)>& given);
 
 // results.csv: one header line, one line per scenario; times in seconds.
 std::string whatif_csv(const WhatifReport& report);
@@ -52,5 +76,16 @@ std::string whatif_html(const WhatifReport& report, const PlotLibrary& plots);
 // the simulated iteration of row `index`.
 std::string timeline_file_name(const sim::SweepPoint& point, std::size_t index);
 std::string timeline_trace(const WhatifReport& report, const WhatifRow& row);
+
+// The report's files, named relative to the report directory: report.html, report.md,
+// results.csv, results.json and timelines/<timeline_file_name> for the points that keep one;
+// known before the sweep runs, so that existing ones can be refused before anything is simulated.
+std::vector<std::string> whatif_file_names(const sim::Sweep& sweep);
+// With --force, the timelines of an earlier sweep in `dir`/timelines that `report` does not
+// write: left there, the folder would mix two sweeps. Only *.trace.json files are removed.
+void remove_stale_timelines(const std::string& dir, const WhatifReport& report);
+// The same files with their content, the timelines first.
+std::vector<std::pair<std::string, std::string>> whatif_files(const WhatifReport& report,
+                                                              const PlotLibrary& plots);
 
 }  // namespace dagsgd::reports

@@ -62,6 +62,37 @@ struct Measurement {
   std::string error;
 };
 
+// The experiments by name, as the user asks for them.
+struct ExperimentNames {
+  std::vector<std::string> profiles{"emu-600m", "emu-250m", "emu-100m"};
+  std::vector<int> ranks{2, 4};
+  std::vector<std::string> overlaps{"none", "wfbp"};
+  std::vector<std::string> models{"cnn", "mlp-wide"};
+  // The short CI version: emu-600m and emu-100m, 2 ranks, wfbp, mlp-wide, 15 iterations (3 of
+  // them warm-up); replaces the lists above and the settings' iterations.
+  bool quick = false;
+};
+
+// The names resolved: every training run is one model x rank count x overlap x profile.
+struct ExperimentGrid {
+  std::vector<ClusterProfile> profiles;
+  std::vector<int> ranks;
+  std::vector<std::string> overlaps;
+  std::vector<const TrainingModel*> models;
+  // In that order, the profiles innermost (the runs one prediction compares stand together).
+  std::vector<ExperimentRun> runs() const;
+};
+
+// Checks the names against the profile file and training_models() (an unknown one lists the
+// valid ones) and completes `s`: the bundled profile file, the cluster script of the source tree
+// and the benchmark found beside this dagsgd, where `s` names none.
+model::Expected<ExperimentGrid> resolve_experiments(ExperimentNames names, ExperimentSettings& s);
+
+// Mode (a) of validation: every profile as a fabric catalog entry "<name>-profile" with its tc
+// rate and its measured natural latency, written to `path`.
+model::Expected<void> write_profile_fabrics(const std::string& path,
+                                            const std::vector<ClusterProfile>& profiles);
+
 class Experiments {
  public:
   explicit Experiments(ExperimentSettings s) : s_(std::move(s)) {}

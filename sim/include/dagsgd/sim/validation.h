@@ -3,6 +3,7 @@
 // there. The runs themselves are made by runtime/emulated_cluster.h.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -52,6 +53,28 @@ struct ValidationPrediction {
   std::shared_ptr<const ReplayResult> replay;  // when ok
 };
 
+// The fabric entries a run can be predicted onto: its profile's (mode (a), written by
+// runtime::write_profile_fabrics) and, where the micro-benchmark ran, a fit of it (mode (b)).
+struct ValidationTargets {
+  std::string profile_fabrics;                    // the file with every "<profile>-profile"
+  std::map<std::string, std::string> calibrated;  // "<profile>_p<ranks>" -> its fabric file
+  std::vector<TargetFabric> of(const MeasuredRun& run) const;
+  // Mode (b) for each of `profiles` and `ranks`: `benchmark(profile, ranks)` runs the
+  // micro-benchmark there and gives its log, whose fit (write_calibrated_fabric) goes to `dir`
+  // and into `calibrated`; what fails goes to `problems`.
+  using Benchmark = std::function<model::Expected<std::string>(std::size_t profile, int ranks)>;
+  void calibrate(const std::vector<std::string>& profiles, const std::vector<int>& ranks,
+                 const Benchmark& benchmark, const std::string& dir,
+                 std::vector<std::string>& problems);
+};
+
+// Mode (b): fits the allreduce micro-benchmark `log` of `profile` with `ranks` ranks as
+// `dagsgd calibrate LOG --ranks R --algorithm ring` would and writes the fabric entry
+// "<profile>_p<ranks>-calibrated" to `dir`/<that name>.json; returns the file's path.
+model::Expected<std::string> write_calibrated_fabric(const std::string& log,
+                                                     const std::string& profile, int ranks,
+                                                     const std::string& dir);
+
 // Replays runs onto target fabrics; each source run is read once.
 class Validator {
  public:
@@ -63,6 +86,15 @@ class Validator {
       : host_cpu_model_(host_cpu_model), network_model_(std::move(network_model)) {}
   ValidationPrediction predict(const std::vector<MeasuredRun>& runs, std::size_t source,
                                std::size_t target, const TargetFabric& fabric);
+  // Every run that succeeded predicted from the same configuration on every other profile,
+  // onto each of its targets; failures go to `problems`. `keep` sees each replay (with the
+  // source it replayed) before it is dropped; what it cannot do goes to `problems` too.
+  using KeepReplay = std::function<model::Expected<void>(const ValidationPrediction&,
+                                                         const TracedWorkload& source)>;
+  std::vector<ValidationPrediction> predict_all(const std::vector<MeasuredRun>& runs,
+                                                const ValidationTargets& targets,
+                                                const KeepReplay& keep,
+                                                std::vector<std::string>& problems);
   // The traced run (read once); nullptr with `error` set when it cannot be read.
   const TracedWorkload* source_run(const std::string& dir, std::string& error);
 
