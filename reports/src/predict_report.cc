@@ -10,7 +10,6 @@
 
 namespace dagsgd::reports {
 
-using detail::round6;
 using model::fmt;
 using model::Nanos;
 using model::to_seconds;

@@ -24,6 +24,7 @@ int run_export(const ExportFlags& o) {
   const auto& dag = (*w)->dag();
   const auto ranks = reports::chakra_ranks((*w)->run(), dag);
   std::vector<std::string> files;
+  files.reserve(ranks.size());
   for (const auto& r : ranks) files.push_back(reports::chakra_file_name(r.rank));
   if (int rc = prepare_outputs(o.out, files, o.force); rc != kExitOk) return rc;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
