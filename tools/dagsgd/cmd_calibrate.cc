@@ -39,24 +39,18 @@ struct CalibrateFlags {
   bool given(const char* flag) const { return app != nullptr && app->count(flag) > 0; }
 };
 
-// The command that reproduces this fit, for the entry's source field.
+// The command that reproduces this fit (a fabric fit, or with --stack a transfer calibration),
+// for the written entry's source field.
 std::string command_line(const CalibrateFlags& f, const std::vector<int>& ranks) {
   std::string cmd = "dagsgd calibrate";
   for (const auto& log : f.logs) cmd += " " + log;
   if (ranks.size() == 1) cmd += " --ranks " + std::to_string(ranks.front());
-  cmd += " --algorithm " + f.algorithm;
-  if (f.statistic != "auto") cmd += " --statistic " + f.statistic;
-  if (f.no_step) cmd += " --no-step";
-  return cmd;
-}
-
-// The same for a transfer calibration.
-std::string stack_command_line(const CalibrateFlags& f, const std::vector<int>& ranks) {
-  std::string cmd = "dagsgd calibrate";
-  for (const auto& log : f.logs) cmd += " " + log;
-  if (ranks.size() == 1) cmd += " --ranks " + std::to_string(ranks.front());
-  cmd += " --link " + f.link + " --stack " + f.stack + " --call " + f.call;
-  if (f.ranks_per_node != 1) cmd += " --ranks-per-node " + std::to_string(f.ranks_per_node);
+  if (f.stack.empty()) {
+    cmd += " --algorithm " + f.algorithm;
+  } else {
+    cmd += " --link " + f.link + " --stack " + f.stack + " --call " + f.call;
+    if (f.ranks_per_node != 1) cmd += " --ranks-per-node " + std::to_string(f.ranks_per_node);
+  }
   if (f.statistic != "auto") cmd += " --statistic " + f.statistic;
   if (f.no_step) cmd += " --no-step";
   return cmd;
@@ -179,7 +173,7 @@ int run_stack_calibration(const CalibrateFlags& f, const std::vector<sim::Benchm
   settings.fit_step = !f.no_step;
   settings.name = f.name;
   settings.description = f.description;
-  settings.command = stack_command_line(f, ranks);
+  settings.command = command_line(f, ranks);
   // Only the link the benchmark crossed prices its algorithms (calibrate_stack refuses a layout
   // whose algorithm uses both), so it stands for both classes.
   auto c = sim::calibrate_stack_logs(logs, *link, *link, *base, settings);
