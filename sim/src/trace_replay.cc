@@ -90,15 +90,15 @@ model::Expected<model::Dag> host_cpu_dag(const TraceDag& td, const ReplayOptions
 // together.
 model::Expected<SimResult> simulate_scaled(const TraceDag& td, const model::Dag& base,
                                            const detail::CollectiveTimes& times, double comm_scale,
-                                           std::unique_ptr<FlowNetwork>* network = nullptr,
-                                           const ReplayOptions* options = nullptr) {
+                                           const ReplayOptions& options,
+                                           std::unique_ptr<FlowNetwork>* network = nullptr) {
   model::Dag dag = base;
   auto scaled = [comm_scale](Nanos d) {
     return static_cast<Nanos>(std::llround(static_cast<double>(d) * comm_scale));
   };
   std::unique_ptr<FlowNetwork> net;
   if (comm_scale > 0 && !times.flows.empty()) {
-    net = std::make_unique<FlowNetwork>(options->cluster, 1.0 / comm_scale);
+    net = std::make_unique<FlowNetwork>(options.cluster, 1.0 / comm_scale);
   }
   for (std::size_t ci = 0; ci < td.collectives.size(); ++ci) {
     const auto& c = td.collectives[ci];
@@ -173,7 +173,7 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
     return model::Error{"the flow-level tier replays onto a target fabric (give one)"};
   }
   std::unique_ptr<FlowNetwork> network;
-  auto base_sim = simulate_scaled(td, base_dag, *times, 1.0, &network, &options);
+  auto base_sim = simulate_scaled(td, base_dag, *times, 1.0, options, &network);
   if (!base_sim) return base_sim.error();
   out.sim = std::move(*base_sim);
   out.predicted_iteration = detail::sim_iterations(td, out.sim);
@@ -183,7 +183,7 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
                   ? (out.predicted_mean_s - out.measured_mean_s) / out.measured_mean_s
                   : 0;
   for (double scale : {0.0, 0.5}) {
-    auto s = simulate_scaled(td, base_dag, *times, scale, nullptr, &options);
+    auto s = simulate_scaled(td, base_dag, *times, scale, options);
     if (!s) return s.error();
     double m = detail::mean_s(detail::sim_iterations(td, *s), out.warmup);
     double rel = out.predicted_mean_s > 0 ? (m - out.predicted_mean_s) / out.predicted_mean_s : 0;
