@@ -3,17 +3,13 @@
 #include "command.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <optional>
 #include <sstream>
 
-#include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/io.h"
+#include "dagsgd/model/number_range.h"
 #include "dagsgd/model/paths.h"
-#include "dagsgd/model/units.h"
 
 namespace dagsgd::tools {
 
@@ -71,61 +67,26 @@ bool embedded() { return t_out != nullptr; }
 
 namespace {
 
-// `text` as a double when all of it is one (NaN and infinities included: the checks say why
-// they are refused).
-std::optional<double> parse_double(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size()) return std::nullopt;
-  return v;
+// A check that `range` (model::parse_number) decides; `name` is what --help shows.
+CLI::Validator number_in(model::NumberRange range, const std::string& name) {
+  return {[range](std::string& text) -> std::string {
+            auto v = model::parse_number(text, range);
+            return v ? std::string() : v.error().message;
+          },
+          name};
 }
 
 }  // namespace
 
-CLI::Validator positive_finite() {
-  return {[](std::string& text) -> std::string {
-            const auto v = parse_double(text);
-            if (v && std::isfinite(*v) && *v > 0) return {};
-            return "must be a finite number above 0, got '" + text + "'";
-          },
-          "NUMBER > 0"};
-}
+CLI::Validator positive_finite() { return number_in(model::positive_finite_range(), "NUMBER > 0"); }
 
 CLI::Validator duration_seconds(bool zero_allowed) {
-  const double max_s = model::to_seconds(model::kMaxDuration);
-  return {[zero_allowed, max_s](std::string& text) -> std::string {
-            const auto v = parse_double(text);
-            if (v && (zero_allowed ? *v >= 0 : *v > 0) && *v < max_s) return {};
-            return std::string("must be a number of seconds from ") +
-                   (zero_allowed ? "0" : "above 0") +
-                   " to below 1e6 (11.6 days, the longest duration dagsgd simulates), got '" +
-                   text + "'";
-          },
-          "SECONDS"};
+  return number_in(model::duration_seconds_range(zero_allowed), "SECONDS");
 }
 
-CLI::Validator fraction() {
-  return {[](std::string& text) -> std::string {
-            const auto v = parse_double(text);
-            if (v && *v >= 0 && *v <= 1) return {};
-            return "must be a number from 0 to 1, got '" + text + "'";
-          },
-          "0..1"};
-}
+CLI::Validator fraction() { return number_in(model::fraction_range(), "0..1"); }
 
-CLI::Validator worker_count() {
-  return {
-      [](std::string& text) -> std::string {
-        const auto v = parse_double(text);
-        if (v && *v >= 1 && *v <= static_cast<double>(model::kMaxWorkers) && std::floor(*v) == *v) {
-          return {};
-        }
-        return "must be a whole number from 1 to " + std::to_string(model::kMaxWorkers) +
-               " (2^20, the most workers the cost models take), got '" + text + "'";
-      },
-      "1..2^20"};
-}
+CLI::Validator worker_count() { return number_in(model::worker_count_range(), "1..2^20"); }
 
 int prepare_outputs(const std::string& dir, const std::vector<std::string>& files, bool force,
                     std::vector<std::filesystem::path>* created) {

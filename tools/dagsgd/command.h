@@ -33,16 +33,11 @@ void print_note(const std::string& s);
 // must neither start MPI nor draw on the terminal.
 bool embedded();
 
-// Checks for numeric options, where CLI11's own let NaN through (PositiveNumber) or describe
-// the whole double range (docs/limits.md, "Command-line options").
-// A finite number above 0.
+// Checks for numeric options, the ranges of model/number_range.h, where CLI11's own let NaN
+// through (PositiveNumber) or describe the whole double range (docs/limits.md).
 CLI::Validator positive_finite();
-// Seconds of a duration: finite, from 0 (above 0 unless `zero_allowed`) to below
-// model::kMaxDuration (1e6 s, 11.6 days).
 CLI::Validator duration_seconds(bool zero_allowed);
-// A number from 0 to 1.
 CLI::Validator fraction();
-// A count of nodes, GPUs or ranks: 1 to model::kMaxWorkers (2^20), what the cost models take.
 CLI::Validator worker_count();
 // Before a command writes `files` (paths below `dir`): refuses a folder that is not one and,
 // unless `force`, a file that exists (a dangling link too), then creates `dir` and the folders
