@@ -11,6 +11,7 @@
 
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
+#include "file_schema.h"
 
 namespace dagsgd::model {
 namespace {
@@ -18,7 +19,6 @@ namespace {
 using Json = nlohmann::json;
 
 // File units -> SI. Gbit/s (1e9 bits) for links, as network and NVLink datasheets state them.
-constexpr double kBytesPerSecPerGbps = 1e9 / 8;
 constexpr double kBytesPerSecPerGBps = 1e9;
 constexpr double kFlopsPerTflops = 1e12;
 
@@ -346,7 +346,8 @@ Expected<Spec> find_by_name(const std::vector<Spec>& specs, const std::string& n
   return registry_of(specs, kind).check(name).error();
 }
 
-// Six significant digits: what a fitted or converted value is worth, and readable in a file.
+}  // namespace
+
 nlohmann::ordered_json human_number(double v) {
   std::ostringstream s;
   s.precision(6);
@@ -354,10 +355,16 @@ nlohmann::ordered_json human_number(double v) {
   return nlohmann::ordered_json::parse(s.str());
 }
 
-}  // namespace
-
 Expected<HardwareCatalog> HardwareCatalog::load_default() {
   return load(data_path("hardware/gpus.json"), data_path("hardware/fabrics.json"));
+}
+
+Expected<FabricSpec> find_fabric(const std::string& name,
+                                 const std::vector<std::string>& fabric_files) {
+  auto catalog = HardwareCatalog::load_default();
+  DAGSGD_TRY(catalog);
+  for (const auto& f : fabric_files) DAGSGD_TRY(catalog->add_fabric_file(f));
+  return catalog->fabric(name);
 }
 
 Expected<HardwareCatalog> HardwareCatalog::load(const std::string& gpus_path,

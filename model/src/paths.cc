@@ -2,6 +2,7 @@
 // the build's source tree.
 #include "dagsgd/model/paths.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -23,6 +24,17 @@ std::string data_dir() {
 }
 
 std::string data_path(const std::string& relative) { return data_dir() + "/" + relative; }
+
+std::vector<std::string> json_file_stems(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& p = it->path();
+    if (p.extension() == ".json") names.push_back(p.stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 std::string data_dir_beside(const std::string& file, const std::string& relative) {
   std::error_code ec;

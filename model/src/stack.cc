@@ -1,5 +1,6 @@
-// Loading, validating and writing software-stack files (stack.h): every constant is an object
-// {"value": ..., "source": "..."}; a file may extend a `base` stack field by field.
+// Loading and validating software-stack files (stack.h; stack_write.cc writes them): every
+// constant is an object {"value": ..., "source": "..."}; a file may extend a `base` stack field by
+// field.
 #include "dagsgd/model/stack.h"
 
 #include <algorithm>
@@ -15,15 +16,13 @@
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
 #include "dagsgd/model/ssgd.h"
+#include "file_schema.h"
 
 namespace dagsgd::model {
 namespace {
 
 using Json = nlohmann::json;
-using OJson = nlohmann::ordered_json;
 
-constexpr const char* kSchema = "dagsgd-stack/1";
-constexpr double kBytesPerSecPerGbps = 1e9 / 8;
 constexpr int kMaxBaseDepth = 8;
 
 const std::vector<std::string> kTopFields = {"schema", "name",    "description",
@@ -399,8 +398,8 @@ Expected<Merged> merge(const Json& doc, const std::string& path, int depth) {
     }
   }
   auto schema = doc.find("schema");
-  if (schema == doc.end() || !schema->is_string() || schema->get<std::string>() != kSchema) {
-    return Error{ctx + ": 'schema' must be \"" + std::string(kSchema) + "\""};
+  if (schema == doc.end() || !schema->is_string() || schema->get<std::string>() != kStackSchema) {
+    return Error{ctx + ": 'schema' must be \"" + std::string(kStackSchema) + "\""};
   }
   auto text_field = [&](const char* key) -> Expected<std::string> {
     auto it = doc.find(key);
@@ -613,50 +612,6 @@ Expected<StackSpec> build(const Merged& m) {
   return out;
 }
 
-// The source a written field without one gets: the field was left at its default.
-constexpr const char* kDefaultSource = "dagsgd's default (model/include/dagsgd/model/stack.h)";
-
-OJson constant(OJson value, const StackSpec& s, const std::string& field) {
-  OJson c = OJson::object();
-  c["value"] = std::move(value);
-  const std::string src = s.source_of(field);
-  c["source"] = src.empty() ? kDefaultSource : src;
-  return c;
-}
-
-// Six significant digits, as the fabric files.
-OJson human(double v) {
-  std::ostringstream s;
-  s.precision(6);
-  s << v;
-  return OJson::parse(s.str());
-}
-
-OJson rules_json(const std::vector<AlgorithmRule>& rules, const StackSpec& s,
-                 const std::string& field) {
-  OJson list = OJson::array();
-  std::size_t i = 0;
-  while (i < rules.size()) {
-    const int ranks = rules[i].ranks_below;
-    OJson sizes = OJson::array();
-    for (; i < rules.size() && rules[i].ranks_below == ranks; ++i) {
-      OJson pair = OJson::array();
-      pair.push_back(rules[i].bytes_below > 0 ? OJson(rules[i].bytes_below) : OJson(nullptr));
-      pair.push_back(rules[i].algorithm);
-      sizes.push_back(std::move(pair));
-    }
-    OJson row = OJson::object();
-    if (ranks > 0) row["ranks_below"] = ranks;
-    row["sizes"] = std::move(sizes);
-    list.push_back(std::move(row));
-  }
-  OJson t = OJson::object();
-  t["rules"] = std::move(list);
-  const std::string src = s.source_of(field);
-  t["source"] = src.empty() ? kDefaultSource : src;
-  return t;
-}
-
 }  // namespace
 
 std::string StackSpec::source_of(const std::string& field) const {
@@ -676,17 +631,7 @@ void StackSpec::set_source(const std::string& field, const std::string& source) 
   sources.emplace_back(field, source);
 }
 
-NameRegistry bundled_stacks() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(stacks_dir(), ec), end; !ec && it != end;
-       it.increment(ec)) {
-    const auto& p = it->path();
-    if (p.extension() == ".json") names.push_back(p.stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return NameRegistry("stack", std::move(names));
-}
+NameRegistry bundled_stacks() { return NameRegistry("stack", json_file_stems(stacks_dir())); }
 
 Expected<StackSpec> parse_stack_json(const std::string& text, const std::string& path) {
   auto doc = parse_json(text, path);
@@ -769,85 +714,6 @@ const std::vector<AlgorithmRule>& call_rules(const StackSpec& stack) {
     if (stack.framework->call == "iallreduce_in_place") return l.nonblocking_in_place;
   }
   return l.blocking;
-}
-
-std::string stack_to_json(const StackSpec& s) {
-  OJson j = OJson::object();
-  j["schema"] = kSchema;
-  j["name"] = s.name;
-  j["description"] = s.description;
-  const LibrarySpec& l = s.library;
-  OJson lib = OJson::object();
-  lib["kind"] = l.kind;
-  lib["name"] = l.name;
-  lib["per_message_us"] = constant(human(l.per_message_ns / 1e3), s, "library.per_message_us");
-  if (l.per_collective_ns > 0 || !s.source_of("library.per_collective_us").empty()) {
-    lib["per_collective_us"] =
-        constant(human(l.per_collective_ns / 1e3), s, "library.per_collective_us");
-  }
-  lib["efficiency"] = constant(human(l.efficiency), s, "library.efficiency");
-  lib["connection_gbps"] =
-      constant(human(l.connection_bandwidth / kBytesPerSecPerGbps), s, "library.connection_gbps");
-  lib["connections"] = constant(l.connections, s, "library.connections");
-  lib["bandwidth_limit"] = constant(l.bandwidth_limit, s, "library.bandwidth_limit");
-  if (l.eager_limit >= 0) {
-    lib["eager_limit_bytes"] = constant(l.eager_limit, s, "library.eager_limit_bytes");
-    lib["rendezvous_us"] = constant(human(l.rendezvous_ns / 1e3), s, "library.rendezvous_us");
-  }
-  if (!l.blocking.empty()) lib["blocking"] = rules_json(l.blocking, s, "library.blocking");
-  if (!l.nonblocking.empty()) {
-    lib["nonblocking"] = rules_json(l.nonblocking, s, "library.nonblocking");
-  }
-  if (!l.nonblocking_in_place.empty()) {
-    lib["nonblocking_in_place"] =
-        rules_json(l.nonblocking_in_place, s, "library.nonblocking_in_place");
-  }
-  if (!l.algorithms.empty()) lib["algorithms"] = constant(l.algorithms, s, "library.algorithms");
-  if (!l.one_node_algorithms.empty()) {
-    lib["one_node_algorithms"] = constant(l.one_node_algorithms, s, "library.one_node_algorithms");
-  }
-  if (!l.protocols.empty()) {
-    OJson list = OJson::array();
-    for (const auto& p : l.protocols) {
-      OJson pj = OJson::object();
-      pj["name"] = p.name;
-      OJson pm = OJson::object();
-      pm["intra"] = human(p.per_message_intra_ns / 1e3);
-      pm["inter"] = human(p.per_message_inter_ns / 1e3);
-      pj["per_message_us"] = std::move(pm);
-      OJson pc = OJson::object();
-      for (const auto& [a, v] : p.per_collective_ns) pc[a] = human(v / 1e3);
-      pj["per_collective_us"] = std::move(pc);
-      OJson eff = OJson::object();
-      for (const auto& [a, v] : p.efficiency) eff[a] = human(v);
-      pj["efficiency"] = std::move(eff);
-      if (!p.tree_correction.empty()) pj["tree_correction"] = p.tree_correction;
-      list.push_back(std::move(pj));
-    }
-    OJson t = OJson::object();
-    t["list"] = std::move(list);
-    const std::string src = s.source_of("library.protocols");
-    t["source"] = src.empty() ? kDefaultSource : src;
-    lib["protocols"] = std::move(t);
-  }
-  j["library"] = std::move(lib);
-  if (s.framework) {
-    const FrameworkSpec& f = *s.framework;
-    OJson fw = OJson::object();
-    fw["name"] = f.name;
-    fw["call"] = constant(f.call, s, "framework.call");
-    if (!f.grouping.empty()) fw["grouping"] = constant(f.grouping, s, "framework.grouping");
-    fw["per_collective_us"] =
-        constant(human(f.per_collective_ns / 1e3), s, "framework.per_collective_us");
-    fw["cycle_ms"] = constant(human(f.cycle_ns / 1e6), s, "framework.cycle_ms");
-    fw["negotiation"] = constant(f.negotiation, s, "framework.negotiation");
-    fw["host_copy_gbps"] =
-        constant(human(f.host_copy_bandwidth / kBytesPerSecPerGbps), s, "framework.host_copy_gbps");
-    fw["mixed_precision_gradient_bytes"] =
-        constant(f.mixed_precision_gradient_bytes, s, "framework.mixed_precision_gradient_bytes");
-    j["framework"] = std::move(fw);
-  }
-  return j.dump(2);
 }
 
 }  // namespace dagsgd::model

@@ -355,15 +355,7 @@ Expected<NodeType> parse_node_type_json(const std::string& text, const std::stri
 }
 
 NameRegistry bundled_node_types() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(topologies_dir(), ec), end; !ec && it != end;
-       it.increment(ec)) {
-    const auto& p = it->path();
-    if (p.extension() == ".json") names.push_back(p.stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return NameRegistry("node type", std::move(names));
+  return NameRegistry("node type", json_file_stems(topologies_dir()));
 }
 
 Expected<NodeType> load_node_type(const std::string& name_or_path) {

@@ -46,14 +46,7 @@ int run_show(const ShowOptions& o) {
                         "' names no nic_fabric: give the NICs' fabric with --inter");
   }
   if (o.nodes > 1 || !o.inter.empty()) {
-    auto catalog = model::HardwareCatalog::load_default();
-    if (!catalog) return report_error(catalog.error().message, kExitFailure);
-    for (const auto& f : o.fabric_files) {
-      if (auto added = catalog->add_fabric_file(f); !added) {
-        return report_error(added.error().message);
-      }
-    }
-    auto spec = catalog->fabric(fabric);
+    auto spec = model::find_fabric(fabric, o.fabric_files);
     if (!spec) return report_error(spec.error().message);
     if (auto set = model::set_network_fabric(*network, *spec); !set) {
       return report_error(set.error().message);

@@ -76,6 +76,11 @@ class HardwareCatalog {
   std::vector<FabricSpec> fabrics_;
 };
 
+// The fabric `name` of the bundled catalog with the fabrics of `fabric_files` added (one of theirs
+// replaces a bundled fabric of the same name).
+Expected<FabricSpec> find_fabric(const std::string& name,
+                                 const std::vector<std::string>& fabric_files);
+
 // One fabric as a JSON object in the catalog's file schema (human units: Gbit/s, microseconds),
 // so that what `dagsgd calibrate` writes loads back through add_fabric_file.
 std::string fabric_to_json(const FabricSpec& f);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace dagsgd::model {
 
@@ -13,6 +14,10 @@ std::string data_dir();
 
 // data_dir() + "/" + relative.
 std::string data_path(const std::string& relative);
+
+// The bundled entries of one kind: the names of the .json files in `dir` without the extension,
+// sorted (none where the folder cannot be read).
+std::vector<std::string> json_file_stems(const std::string& dir);
 
 // For dagsgd_installed_data_dir() below: `relative` (the install's path from the folder of
 // `file` to the data) from the folder of `file` (the program or library that asks), where it
