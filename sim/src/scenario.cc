@@ -2,6 +2,7 @@
 // compute model and calibration of a network workload, a traced run's replay per scenario.
 #include "dagsgd/sim/scenario.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -92,6 +93,12 @@ Expected<Hardware> resolve_hardware(const HardwareSpec& spec, const Catalogs& ca
   return h;
 }
 
+bool stack_groups_gradients(const std::string& stack) {
+  if (stack.empty()) return false;
+  auto s = model::load_stack(stack);
+  return s && s->framework && !s->framework->grouping.empty();
+}
+
 Expected<Exchange> resolve_exchange(const ExchangeSpec& spec) {
   Exchange e;
   DAGSGD_TRY(model::collective_algorithms().check(spec.algorithm));
@@ -135,6 +142,30 @@ Expected<Scenario> resolve_scenario(const HardwareSpec& hardware, const Exchange
   auto e = resolve_exchange(exchange);
   if (!e) return e.error();
   return Scenario{std::move(*h), std::move(*e)};
+}
+
+Expected<ReplayOptions> replay_target(const trace::TraceDag& dag, HardwareSpec hardware,
+                                      const ExchangeSpec& exchange, const Catalogs& catalogs,
+                                      bool as_traced) {
+  const int ranks = run_topology(dag).workers();
+  hardware.gpus_per_node = std::min(hardware.gpus_per_node, ranks);
+  hardware.nodes = ranks / std::max(hardware.gpus_per_node, 1);
+  auto h = resolve_hardware(hardware, catalogs);
+  if (!h) return h.error();
+  ReplayOptions ro;
+  ro.algorithm = exchange.algorithm;
+  ro.target = h->topology();
+  if (as_traced) {
+    ro.target->nodes = 0;
+    ro.target->gpus_per_node = 0;
+  }
+  ro.cluster = h->cluster;
+  if (!exchange.stack.empty()) {
+    auto e = resolve_exchange(exchange);
+    if (!e) return e.error();
+    ro.stack = e->stack;
+  }
+  return ro;
 }
 
 Expected<std::optional<EasgdConfig>> parse_sync(const std::string& s) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dagsgd/model/format.h"
+#include "dagsgd/sim/trace_replay.h"
 
 namespace dagsgd::sim {
 
@@ -151,6 +152,17 @@ std::vector<std::size_t> timeline_points(const std::vector<SweepPoint>& points) 
   out.reserve(order.size());
   for (const auto& f : order) out.push_back(best[f]);
   return out;
+}
+
+Expected<void> fit_grid_to_run(SweepGrid& grid, const TracedWorkload& run, bool gpus_given,
+                               bool gpus_per_node_given) {
+  const int ranks = run.ranks();
+  if (gpus_given && (grid.gpus.size() != 1 || grid.gpus[0] != ranks)) {
+    return Error{"a traced run replays its own " + std::to_string(ranks) + " ranks"};
+  }
+  grid.gpus = {ranks};
+  if (!gpus_per_node_given) grid.gpus_per_node = run_topology(run.dag()).gpus_per_node;
+  return model::ok();
 }
 
 Expected<Sweep> prepare_sweep(const SweepGrid& grid, const Workload& workload,

@@ -23,28 +23,20 @@ struct ReplayFlags {
 // The flags' combinations that cannot mean anything, before the run is read.
 model::Expected<void> check_flags(const ReplayFlags& o) {
   const ScenarioFlags& t = o.target;
-  const bool target = !t.hardware.intra.empty();
   if (t.hardware.intra.empty() != t.hardware.inter.empty()) {
     return model::Error{"--intra and --inter go together (the target fabric)"};
   }
-  if (!t.fabric_file.empty() && !target) {
-    return model::Error{"--fabric-file needs --intra and --inter"};
-  }
-  if (o.comm == "measured" && target) {
+  if (t.hardware.intra.empty()) {  // the run's own network
+    DAGSGD_TRY(t.refuse({"--fabric-file"}, " needs --intra and --inter"));
+    DAGSGD_TRY(t.refuse({"--gpus-per-node"},
+                        " lays the run out on a target fabric (--intra/--inter); without one the "
+                        "run keeps its own layout"));
+    DAGSGD_TRY(t.refuse({"--algorithm"},
+                        " applies to a target fabric (--intra/--inter); the run's own calibration "
+                        "uses the ring formula"));
+    DAGSGD_TRY(t.refuse({"--stack"}, " applies to a target fabric (--intra/--inter)"));
+  } else if (o.comm == "measured") {
     return model::Error{"--comm measured replays the traced network; it takes no target fabric"};
-  }
-  if (t.given("--gpus-per-node") && !target) {
-    return model::Error{
-        "--gpus-per-node lays the run out on a target fabric (--intra/--inter); without one the "
-        "run keeps its own layout"};
-  }
-  if (t.given("--algorithm") && !target) {
-    return model::Error{
-        "--algorithm applies to a target fabric (--intra/--inter); the run's own calibration "
-        "uses the ring formula"};
-  }
-  if (!t.exchange.stack.empty() && !target) {
-    return model::Error{"--stack applies to a target fabric (--intra/--inter)"};
   }
   if (auto known = model::collective_algorithms().check(t.exchange.algorithm); !known) {
     return model::with_context("--algorithm", known.error());
@@ -58,25 +50,23 @@ model::Expected<void> check_flags(const ReplayFlags& o) {
   return model::ok();
 }
 
-// The target fabric of the replay, on the run's own ranks.
-// The target fabric of the replay on the run's own ranks, and its cluster under the
-// flow-level tier.
-model::Expected<sim::Hardware> target_hardware(const ReplayFlags& o, const sim::TracedWorkload& w) {
+// The replay on the target fabric, --gpus-per-node (else --topology's, else as traced) to a node.
+model::Expected<sim::ReplayOptions> target_options(const ReplayFlags& o,
+                                                   const sim::TracedWorkload& w) {
   auto catalogs = load_catalogs(o.target);
   if (!catalogs) return catalogs.error();
-  sim::HardwareSpec spec = o.target.hardware;
+  const bool laid_out = o.target.given("--gpus-per-node");
   const model::Topology traced = sim::run_topology(w.dag());
-  const int ranks = traced.workers();
-  auto per_node = gpus_per_node(
-      o.target, o.target.given("--gpus-per-node") ? spec.gpus_per_node : traced.gpus_per_node);
+  auto per_node =
+      gpus_per_node(o.target, laid_out ? o.target.hardware.gpus_per_node : traced.gpus_per_node);
   if (!per_node) return per_node.error();
-  if (ranks % *per_node != 0 && !(*per_node > ranks)) {
+  if (traced.workers() % *per_node != 0 && *per_node <= traced.workers()) {
     return model::Error{"--gpus-per-node " + std::to_string(*per_node) + " does not divide the " +
-                        std::to_string(ranks) + " ranks of the run"};
+                        std::to_string(traced.workers()) + " ranks of the run"};
   }
-  spec.gpus_per_node = std::min(*per_node, ranks);
-  spec.nodes = ranks / spec.gpus_per_node;
-  return sim::resolve_hardware(spec, *catalogs);
+  sim::HardwareSpec spec = o.target.hardware;
+  spec.gpus_per_node = *per_node;
+  return sim::replay_target(w.dag(), spec, o.target.exchange, *catalogs, !laid_out);
 }
 
 constexpr const char* kHelp =
@@ -90,29 +80,19 @@ int run_replay(const ReplayFlags& o) {
   auto w = load_traces(o.inputs);
   if (!w) return report_error(w.error().message);
   sim::ReplayOptions ro;
-  ro.comm = o.comm == "measured" ? sim::CommMode::kMeasured : sim::CommMode::kModeled;
   ro.algorithm = o.target.exchange.algorithm;
-  ro.cpus = o.cpus;
-  ro.ranks_per_machine = o.ranks_per_machine;
   if (!o.target.hardware.intra.empty()) {
-    auto hw = target_hardware(o, **w);
-    if (!hw) return report_error(hw.error().message);
-    ro.target = hw->topology();
-    if (!o.target.given("--gpus-per-node")) {  // as the run was laid out
-      ro.target->nodes = 0;
-      ro.target->gpus_per_node = 0;
-    }
-    ro.cluster = hw->cluster;
-    if (!o.target.exchange.stack.empty()) {
-      auto e = sim::resolve_exchange(o.target.exchange);
-      if (!e) return report_error(e.error().message);
-      ro.stack = e->stack;
-    }
+    auto target = target_options(o, **w);
+    if (!target) return report_error(target.error().message);
+    ro = std::move(*target);
   } else if (!o.target.hardware.topology.empty() || o.target.hardware.network_model == "flow") {
     return report_error(
         "--topology and --network-model flow replay onto a target fabric: give "
         "--intra and --inter");
   }
+  ro.comm = o.comm == "measured" ? sim::CommMode::kMeasured : sim::CommMode::kModeled;
+  ro.cpus = o.cpus;
+  ro.ranks_per_machine = o.ranks_per_machine;
   auto r = sim::replay_trace((*w)->dag(), ro);
   if (!r) return report_error(r.error().message);
   if (!o.timeline.empty()) {

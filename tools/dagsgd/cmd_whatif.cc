@@ -72,34 +72,21 @@ model::Expected<std::unique_ptr<sim::Workload>> load_workload(const WhatifOption
     if (!w) return w.error();
     return std::unique_ptr<sim::Workload>(std::move(*w));
   }
-  for (const char* flag : {"--gpu", "--step-time", "--layer-profile", "--sync", "--io-time",
-                           "--prefetch", "--iterations"}) {
-    if (f.given(flag)) {
-      return model::Error{std::string(flag) +
-                          " describes a network spec; a traced run keeps what it measured"};
-    }
-  }
-  for (const char* flag : {"--overlap", "--precision", "--topk"}) {
-    if (f.given(flag)) {
-      return model::Error{std::string(flag) +
-                          ": a traced run keeps its own overlap, precision and sparsity; sweep "
-                          "them with --network"};
-    }
-  }
+  DAGSGD_TRY(f.refuse({"--gpu", "--step-time", "--layer-profile", "--sync", "--io-time",
+                       "--prefetch", "--iterations"},
+                      " describes a network spec; a traced run keeps what it measured"));
+  DAGSGD_TRY(f.refuse({"--overlap", "--precision", "--topk"},
+                      ": a traced run keeps its own overlap, precision and sparsity; sweep them "
+                      "with --network"));
   auto w = sim::TracedWorkload::load({o.run}, trace::ImportOptions{},
                                      f.given("--batch") ? f.network.batch : 0);
   if (!w) return w.error();
-  if ((*w)->batch() == 0) {
-    return model::Error{(*w)->batch_problem() + "; give --batch"};
+  if ((*w)->batch() == 0) return model::Error{(*w)->batch_problem() + "; give --batch"};
+  if (auto fit = sim::fit_grid_to_run(grid, **w, f.given("--gpus"), f.given("--gpus-per-node"));
+      !fit) {
+    return model::Error{"--gpus: " + fit.error().message + "; leave --gpus out or give " +
+                        std::to_string((*w)->ranks())};
   }
-  const int ranks = (*w)->ranks();
-  if (f.given("--gpus") && (grid.gpus.size() != 1 || grid.gpus[0] != ranks)) {
-    return model::Error{"--gpus: a traced run replays its own " + std::to_string(ranks) +
-                        " ranks; leave --gpus out or give " + std::to_string(ranks)};
-  }
-  grid.gpus = {ranks};
-  if (!f.given("--gpus-per-node"))
-    grid.gpus_per_node = sim::run_topology((*w)->dag()).gpus_per_node;
   return std::unique_ptr<sim::Workload>(std::move(*w));
 }
 

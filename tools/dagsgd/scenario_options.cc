@@ -50,9 +50,12 @@ bool ScenarioFlags::given(const std::string& flag) const {
   return app != nullptr && app->count(flag) > 0;
 }
 
-std::vector<std::string> ScenarioFlags::fabric_files() const {
-  if (fabric_file.empty()) return {};
-  return {fabric_file};
+model::Expected<void> ScenarioFlags::refuse(std::initializer_list<const char*> flags,
+                                            const std::string& why) const {
+  for (const char* flag : flags) {
+    if (given(flag)) return model::Error{flag + why};
+  }
+  return model::ok();
 }
 
 void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
@@ -113,10 +116,8 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
   if (use != ScenarioUse::kReplay) {
     // Without --overlap, a stack whose framework groups gradients sets the grouping.
     app.parse_complete_callback([&f, sweep] {
-      const std::string& name = sweep ? f.grid.stack : f.exchange.stack;
-      if (name.empty() || f.given("--overlap")) return;
-      auto stack = model::load_stack(name);  // a bad name fails later, with its message
-      if (!stack || !stack->framework || stack->framework->grouping.empty()) return;
+      const std::string& stack = sweep ? f.grid.stack : f.exchange.stack;
+      if (f.given("--overlap") || !sim::stack_groups_gradients(stack)) return;
       if (sweep) {
         f.grid.overlaps = {sim::kFrameworkOverlap};
       } else {
@@ -171,7 +172,8 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
 }
 
 model::Expected<sim::Catalogs> load_catalogs(const ScenarioFlags& f) {
-  return sim::Catalogs::load(f.fabric_files());
+  if (f.fabric_file.empty()) return sim::Catalogs::load();
+  return sim::Catalogs::load({f.fabric_file});
 }
 
 model::Expected<int> gpus_per_node(const ScenarioFlags& f, int otherwise) {

@@ -2,8 +2,8 @@
 // predict, whatif and replay: every scenario flag is declared here once, with one help text.
 #pragma once
 
+#include <initializer_list>
 #include <string>
-#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -26,8 +26,9 @@ struct ScenarioFlags {
   const CLI::App* app = nullptr;
   // Whether `flag` (e.g. "--network") appeared on the command line.
   bool given(const std::string& flag) const;
-  // The fabric files to load with the catalogs.
-  std::vector<std::string> fabric_files() const;
+  // "<flag><why>" for the first of `flags` given, else ok.
+  model::Expected<void> refuse(std::initializer_list<const char*> flags,
+                               const std::string& why) const;
 };
 
 void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use);

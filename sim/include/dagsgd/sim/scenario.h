@@ -65,6 +65,10 @@ struct ExchangeSpec {
 
 // The overlap policy that stands for the stack framework's grouping.
 inline constexpr const char* kFrameworkOverlap = "framework";
+// Whether `stack` (a bundled stack or a stack file) has a framework that groups gradients, so
+// that kFrameworkOverlap is its natural overlap (a stack that does not load: no; resolving it
+// says why).
+bool stack_groups_gradients(const std::string& stack);
 
 struct Hardware {
   int nodes = 1;
@@ -96,6 +100,14 @@ model::Expected<Hardware> resolve_hardware(const HardwareSpec& spec, const Catal
 model::Expected<Exchange> resolve_exchange(const ExchangeSpec& spec);
 model::Expected<Scenario> resolve_scenario(const HardwareSpec& hardware,
                                            const ExchangeSpec& exchange, const Catalogs& catalogs);
+
+// A traced run (`dag`) replayed on target hardware: `hardware`'s fabrics and cluster on the run's
+// own ranks (run_topology's workers), `hardware.gpus_per_node` to a node (nodes follow); with
+// `as_traced` the ranks stay where the run placed them (the cluster still has that many to a node).
+// `exchange`'s algorithm and stack. The other replay options are left at their defaults.
+model::Expected<ReplayOptions> replay_target(const trace::TraceDag& dag, HardwareSpec hardware,
+                                             const ExchangeSpec& exchange, const Catalogs& catalogs,
+                                             bool as_traced);
 
 // ---------------------------------------------------------------------------------------------
 // Workloads: what runs on the hardware, resolved once and shared by every scenario of a sweep.

@@ -71,6 +71,12 @@ model::Expected<std::vector<SweepPoint>> expand_grid(const SweepGrid& grid,
 // with the first value of every other dimension.
 std::vector<std::size_t> timeline_points(const std::vector<SweepPoint>& points);
 
+// A traced run replays its own ranks: the grid's GPU counts become its rank count (counts the
+// grid names, with `gpus_given`, must be just that one; the error says how many it has) and, unless
+// `gpus_per_node_given`, its GPUs per node the run's layout.
+model::Expected<void> fit_grid_to_run(SweepGrid& grid, const TracedWorkload& run, bool gpus_given,
+                                      bool gpus_per_node_given);
+
 // A grid expanded and every point resolved against the catalogs and the workload (so that a
 // typo fails before a long sweep).
 struct Sweep {
