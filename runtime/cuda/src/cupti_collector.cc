@@ -68,22 +68,17 @@ struct CuptiCollector::Impl {
   // Guarded by g_mu (touched by the CUPTI callbacks).
   std::vector<std::uint8_t*> pool;
   CuptiRecords pending;
-  std::int64_t records = 0;
-  std::int64_t other_records = 0;
-  std::int64_t dropped = 0;
-  std::int64_t buffers_allocated = 0;
-  std::int64_t buffers_reused = 0;
-  std::int64_t buffer_failures = 0;
 
   // Guarded by conv_mu: layer tags are registered by push_layer() on any thread.
   mutable std::mutex conv_mu;
   CuptiEventConverter converter;
-  std::int64_t events_written = 0;
+
+  // What stats() reports: the buffer counts (records .. buffer_failures) guarded by g_mu, the
+  // rest by conv_mu (set before the collector is shared); `events` is the converter's.
+  CuptiCollectorStats counts;
 
   std::atomic<std::uint64_t> next_external_id{1};
   std::atomic<std::int64_t> iteration{-1};
-  std::int64_t time_offset_ns = 0;
-  bool host_clock_stamps = false;
   bool enabled = false;
 };
 
@@ -101,14 +96,14 @@ void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
   if (!impl->pool.empty()) {
     *buffer = impl->pool.back();
     impl->pool.pop_back();
-    ++impl->buffers_reused;
+    ++impl->counts.buffers_reused;
   } else {
     *buffer = allocate_buffer(bytes);
     if (*buffer == nullptr) {
-      ++impl->buffer_failures;
+      ++impl->counts.buffer_failures;
       return;
     }
-    ++impl->buffers_allocated;
+    ++impl->counts.buffers_allocated;
   }
   *size = bytes;
 }
@@ -133,14 +128,14 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream_id, std::
     free_buffer(buffer);
     return;
   }
-  impl->records += static_cast<std::int64_t>(n);
-  impl->other_records += walked.other_records;
-  impl->dropped += static_cast<std::int64_t>(dropped);
-  if (failed) ++impl->buffer_failures;
+  impl->counts.records += static_cast<std::int64_t>(n);
+  impl->counts.other_records += walked.other_records;
+  impl->counts.dropped += static_cast<std::int64_t>(dropped);
+  if (failed) ++impl->counts.buffer_failures;
   try {
     impl->pending.append(std::move(walked));
   } catch (...) {
-    ++impl->buffer_failures;
+    ++impl->counts.buffer_failures;
   }
   if (buffer == nullptr) return;
   if (impl->pool.size() < impl->options.max_pooled_buffers) {
@@ -204,7 +199,7 @@ model::Expected<std::unique_ptr<CuptiCollector>> CuptiCollector::start(
   g_host_clock.store(clock);
   if (options.stamp_with_host_clock) {
     // Must precede enabling any kind, so that every record uses the host clock.
-    impl->host_clock_stamps =
+    impl->counts.host_clock_stamps =
         cuptiActivityRegisterTimestampCallback(&host_timestamp) == CUPTI_SUCCESS;
   }
   if (CUptiResult r = cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed);
@@ -218,8 +213,8 @@ model::Expected<std::unique_ptr<CuptiCollector>> CuptiCollector::start(
   }
   impl->enabled = true;
 
-  if (impl->host_clock_stamps) {
-    impl->time_offset_ns = -options.trace_base_ns;
+  if (impl->counts.host_clock_stamps) {
+    impl->counts.time_offset_ns = -options.trace_base_ns;
   } else {
     // Bracket one host reading with two CUPTI readings; the midpoint is the host reading's twin.
     std::uint64_t before = 0;
@@ -230,9 +225,9 @@ model::Expected<std::unique_ptr<CuptiCollector>> CuptiCollector::start(
     std::int64_t host = clock();
     (void)cuptiGetTimestamp(&after);
     auto mid = static_cast<std::int64_t>(before + (after - before) / 2);
-    impl->time_offset_ns = host - mid - options.trace_base_ns;
+    impl->counts.time_offset_ns = host - mid - options.trace_base_ns;
   }
-  impl->converter.set_time_offset(impl->time_offset_ns);
+  impl->converter.set_time_offset(impl->counts.time_offset_ns);
   return std::unique_ptr<CuptiCollector>(new CuptiCollector(std::move(impl)));
 }
 
@@ -277,7 +272,7 @@ model::Expected<std::vector<trace::Event>> CuptiCollector::drain() {
   }
   std::lock_guard<std::mutex> lock(impl_->conv_mu);
   auto events = impl_->converter.convert(batch);
-  impl_->events_written += static_cast<std::int64_t>(events.size());
+  impl_->counts.events_written += static_cast<std::int64_t>(events.size());
   return events;
 }
 
@@ -311,21 +306,9 @@ model::Expected<CuptiCollectorStats> CuptiCollector::finish(trace::TraceWriter& 
 }
 
 CuptiCollectorStats CuptiCollector::stats() const {
-  CuptiCollectorStats s;
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    s.records = impl_->records;
-    s.other_records = impl_->other_records;
-    s.dropped = impl_->dropped;
-    s.buffers_allocated = impl_->buffers_allocated;
-    s.buffers_reused = impl_->buffers_reused;
-    s.buffer_failures = impl_->buffer_failures;
-  }
-  std::lock_guard<std::mutex> lock(impl_->conv_mu);
+  std::scoped_lock lock(g_mu, impl_->conv_mu);
+  CuptiCollectorStats s = impl_->counts;
   s.events = impl_->converter.stats();
-  s.events_written = impl_->events_written;
-  s.time_offset_ns = impl_->time_offset_ns;
-  s.host_clock_stamps = impl_->host_clock_stamps;
   return s;
 }
 
