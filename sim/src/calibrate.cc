@@ -147,20 +147,40 @@ Expected<std::vector<model::TimingSeries>> gather(const std::vector<BenchmarkLog
   return series;
 }
 
+// What a fit's errors are prefixed with: the one log, or "logs".
+std::string where_of(const std::vector<BenchmarkLog>& logs) {
+  return logs.size() == 1 ? "log '" + logs.front().path + "'" : "logs";
+}
+
+// Gathers the logs into `out` and fits their series with `fit` into out.fit.
+template <typename Calibration, typename Fit>
+Expected<void> fit_logs(const std::vector<BenchmarkLog>& logs, Calibration& out, const Fit& fit) {
+  auto series = gather(logs, out);
+  if (!series) return series.error();
+  auto result = fit(*series);
+  if (!result) return model::with_context(where_of(logs), result.error());
+  out.fit = std::move(*result);
+  return model::ok();
+}
+
+// " (rms relative error 1.2%, max 3.4%)", for a fitted value's source.
+template <typename Fit>
+std::string fit_errors(const Fit& fit) {
+  return " (rms relative error " + model::fmt("%.1f", fit.rms_relative * 100) + "%, max " +
+         model::fmt("%.1f", fit.max_relative_error * 100) + "%)";
+}
+
 }  // namespace
 
 Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
                                         const EntrySettings& settings) {
   LogCalibration out;
-  auto series = gather(logs, out);
-  if (!series) return series.error();
   model::CalibrationOptions options;
   options.algorithm = settings.algorithm;
   options.fit_step = settings.fit_step;
-  auto fit = model::calibrate_allreduce(*series, options);
-  const std::string where = logs.size() == 1 ? "log '" + logs.front().path + "'" : "logs";
-  if (!fit) return model::with_context(where, fit.error());
-  out.fit = std::move(*fit);
+  DAGSGD_TRY(fit_logs(logs, out, [&options](const std::vector<model::TimingSeries>& series) {
+    return model::calibrate_allreduce(series, options);
+  }));
 
   std::string name = settings.name;
   if (name.empty()) {
@@ -171,12 +191,10 @@ Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
   const std::string description = settings.description.empty()
                                       ? "fitted link: " + fitted
                                       : settings.description + "; " + fitted;
-  const std::string source = settings.command + " (rms relative error " +
-                             model::fmt("%.1f", out.fit.rms_relative * 100) + "%, max " +
-                             model::fmt("%.1f", out.fit.max_relative_error * 100) + "%)";
+  const std::string source = settings.command + fit_errors(out.fit);
   auto fabric = model::fabric_from_calibration(out.fit, name, settings.scope, description, source,
                                                settings.nominal_bytes_per_s);
-  if (!fabric) return model::with_context(where, fabric.error());
+  if (!fabric) return model::with_context(where_of(logs), fabric.error());
   out.fabric = std::move(*fabric);
   if (settings.keep_measured) out.fabric.measured_allreduce = measured_curves(logs);
   return out;
@@ -188,16 +206,13 @@ Expected<StackLogCalibration> calibrate_stack_logs(const std::vector<BenchmarkLo
                                                    const model::StackSpec& base,
                                                    const StackSettings& settings) {
   StackLogCalibration out;
-  auto series = gather(logs, out);
-  if (!series) return series.error();
   model::StackCalibrationOptions options;
   options.setup = settings.setup;
   options.fit_step = settings.fit_step;
-  auto fit = model::calibrate_stack(*series, model::LinkCost::from_fabric(intra),
-                                    model::LinkCost::from_fabric(inter), base, options);
-  const std::string where = logs.size() == 1 ? "log '" + logs.front().path + "'" : "logs";
-  if (!fit) return model::with_context(where, fit.error());
-  out.fit = std::move(*fit);
+  DAGSGD_TRY(fit_logs(logs, out, [&](const std::vector<model::TimingSeries>& series) {
+    return model::calibrate_stack(series, model::LinkCost::from_fabric(intra),
+                                  model::LinkCost::from_fabric(inter), base, options);
+  }));
   out.link = out.fit.link_class == "inter" ? inter : intra;
   model::StackSpec& s = out.fit.stack;
   s.name = settings.name.empty() ? base.name + "-calibrated" : settings.name;
@@ -207,10 +222,8 @@ Expected<StackLogCalibration> calibrate_stack_logs(const std::vector<BenchmarkLo
   s.description = (settings.description.empty() ? base.description : settings.description) +
                   "; library calibrated on " + on + " from " + out.sizes + ", " + out.benchmark +
                   (out.max ? ", max latency" : "");
-  const std::string source = "transfer calibration on " + on + ": " + settings.command +
-                             " (rms relative error " +
-                             model::fmt("%.1f", out.fit.rms_relative * 100) + "%, max " +
-                             model::fmt("%.1f", out.fit.max_relative_error * 100) + "%)";
+  const std::string source =
+      "transfer calibration on " + on + ": " + settings.command + fit_errors(out.fit);
   for (auto& [field, src] : s.sources) {
     if (src == "transfer calibration") src = source;
   }
