@@ -113,5 +113,28 @@ TEST(Scenario, TracedWorkloadNeedsItsRunAndItsRanks) {
   EXPECT_FALSE(r->timeline.empty());
 }
 
+TEST(Scenario, ReplayTargetKeepsTheRunsRanks) {
+  const std::string kineto = std::string(DAGSGD_SHARED_DATA) + "/traces/kineto/nccl_data.json.gz";
+  auto w = TracedWorkload::load({kineto}, trace::ImportOptions{});
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  const int ranks = run_topology((*w)->dag()).workers();
+  HardwareSpec target{1, 1, "nvlink2", "ib-edr"};
+  ExchangeSpec exchange;
+  exchange.algorithm = "ring";
+  auto laid_out = replay_target((*w)->dag(), target, exchange, catalogs(), false);
+  ASSERT_TRUE(laid_out.ok()) << laid_out.error().message;
+  ASSERT_TRUE(laid_out->target.has_value());
+  EXPECT_EQ(laid_out->target->nodes * laid_out->target->gpus_per_node, ranks);
+  EXPECT_EQ(laid_out->algorithm, "ring");
+  EXPECT_EQ(laid_out->stack, nullptr);
+  auto as_traced = replay_target((*w)->dag(), target, exchange, catalogs(), true);
+  ASSERT_TRUE(as_traced.ok());
+  EXPECT_EQ(as_traced->target->nodes, 0) << "the ranks stay where the run placed them";
+  target.inter = "warp-drive";
+  auto unknown = replay_target((*w)->dag(), target, exchange, catalogs(), false);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_TRUE(has(unknown.error().message, "warp-drive")) << unknown.error().message;
+}
+
 }  // namespace
 }  // namespace dagsgd::sim

@@ -170,5 +170,25 @@ TEST(SweepRun, TwoProcessesGiveTheSameResultsAsOne) {
   EXPECT_NE(failed.error().message.find("boom!"), std::string::npos);
 }
 
+TEST(SweepGrid, ATracedRunReplaysItsOwnRanks) {
+  const std::string kineto = std::string(DAGSGD_SHARED_DATA) + "/traces/kineto/nccl_data.json.gz";
+  auto w = TracedWorkload::load({kineto}, trace::ImportOptions{}, 16);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  SweepGrid grid = small_grid();
+  ASSERT_TRUE(fit_grid_to_run(grid, **w, false, false).ok());
+  EXPECT_EQ(grid.gpus, std::vector<int>{(*w)->ranks()});
+  EXPECT_EQ(grid.gpus_per_node, run_topology((*w)->dag()).gpus_per_node);
+
+  grid = small_grid();
+  grid.gpus = {(*w)->ranks() + 1};
+  auto other = fit_grid_to_run(grid, **w, true, false);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find("replays its own"), std::string::npos);
+  grid.gpus = {(*w)->ranks()};
+  grid.gpus_per_node = 7;
+  ASSERT_TRUE(fit_grid_to_run(grid, **w, true, true).ok());
+  EXPECT_EQ(grid.gpus_per_node, 7) << "GPUs per node given: kept";
+}
+
 }  // namespace
 }  // namespace dagsgd::sim
