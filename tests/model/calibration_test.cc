@@ -28,10 +28,22 @@ std::vector<TimingPoint> synthetic(const LinkCost& l, const std::string& algorit
   return pts;
 }
 
-TEST(Calibration, RecoversAlphaBetaWithoutStep) {
+LinkCost link(double alpha_ns, double beta_ns_per_byte) {
   LinkCost l;
-  l.alpha_ns = 25'000;
-  l.beta_ns_per_byte = 0.8;
+  l.alpha_ns = alpha_ns;
+  l.beta_ns_per_byte = beta_ns_per_byte;
+  return l;
+}
+
+// The ring formula fitted to `l`'s synthetic latencies on `ranks` workers.
+Expected<CalibrationResult> fit_ring(const LinkCost& l, int ranks, double noise = 0) {
+  CalibrationOptions o;
+  o.ranks = ranks;
+  return calibrate_allreduce(synthetic(l, "ring", ranks, noise), o);
+}
+
+TEST(Calibration, RecoversAlphaBetaWithoutStep) {
+  const LinkCost l = link(25'000, 0.8);
   for (const char* algo : {"ring", "recursive_doubling", "rabenseifner", "tree"}) {
     CalibrationOptions o;
     o.algorithm = algo;
@@ -48,14 +60,10 @@ TEST(Calibration, RecoversAlphaBetaWithoutStep) {
 }
 
 TEST(Calibration, FindsTheEagerRendezvousStep) {
-  LinkCost l;
-  l.alpha_ns = 20'000;
-  l.beta_ns_per_byte = 1.0;
+  LinkCost l = link(20'000, 1.0);
   l.eager_limit = 10'000;  // ring messages are M/8: sizes up to 65536 (8192 each) are eager
   l.rendezvous_ns = 40'000;
-  CalibrationOptions o;
-  o.ranks = 8;
-  auto r = calibrate_allreduce(synthetic(l, "ring", 8), o);
+  auto r = fit_ring(l, 8);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_TRUE(r->has_step());
   // The split lies between 65536 and 131072 bytes: the limit is the largest eager message.
@@ -67,12 +75,7 @@ TEST(Calibration, FindsTheEagerRendezvousStep) {
 }
 
 TEST(Calibration, ToleratesNoiseAndReportsIt) {
-  LinkCost l;
-  l.alpha_ns = 30'000;
-  l.beta_ns_per_byte = 0.9;
-  CalibrationOptions o;
-  o.ranks = 2;
-  auto r = calibrate_allreduce(synthetic(l, "ring", 2, 0.02), o);
+  auto r = fit_ring(link(30'000, 0.9), 2, 0.02);
   ASSERT_TRUE(r.ok());
   EXPECT_NEAR(r->link.alpha_ns, 30'000, 30'000 * 0.05);
   EXPECT_NEAR(r->link.beta_ns_per_byte, 0.9, 0.9 * 0.05);
@@ -82,12 +85,7 @@ TEST(Calibration, ToleratesNoiseAndReportsIt) {
 }
 
 TEST(Calibration, FabricEntryFromFit) {
-  LinkCost l;
-  l.alpha_ns = 20'000;
-  l.beta_ns_per_byte = 1.0;
-  CalibrationOptions o;
-  o.ranks = 4;
-  auto r = calibrate_allreduce(synthetic(l, "ring", 4), o);
+  auto r = fit_ring(link(20'000, 1.0), 4);
   ASSERT_TRUE(r.ok());
   auto f = fabric_from_calibration(*r, "lab", "inter", "lab cluster", "fit", 1.25e9);
   ASSERT_TRUE(f.ok());
@@ -98,9 +96,7 @@ TEST(Calibration, FabricEntryFromFit) {
 }
 
 TEST(Calibration, SeveralRankCountsTellFormulasApart) {
-  LinkCost l;
-  l.alpha_ns = 30'000;
-  l.beta_ns_per_byte = 1.5;
+  LinkCost l = link(30'000, 1.5);
   l.eager_limit = 8192;
   l.rendezvous_ns = 60'000;
   std::vector<TimingSeries> series;

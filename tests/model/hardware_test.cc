@@ -17,6 +17,17 @@ std::string temp_file(const std::string& name, const std::string& content) {
   return path;
 }
 
+// The error of adding `content` as a fabric file to the bundled catalog; every such error names
+// the file. "(accepted)" when the file is taken.
+std::string add_error(const std::string& name, const std::string& content) {
+  const std::string path = temp_file(name, content);
+  HardwareCatalog c = *HardwareCatalog::load_default();
+  auto r = c.add_fabric_file(path);
+  if (r.ok()) return "(accepted)";
+  EXPECT_NE(r.error().message.find(path), std::string::npos) << r.error().message;
+  return r.error().message;
+}
+
 const char* kFabric = R"({"name": "lab", "description": "lab cluster", "scope": "inter",
   "nominal_gbps": 10, "achievable_gbps": 8, "latency_us": 20, "eager_limit_bytes": 8192,
   "rendezvous_latency_us": 60, "source": "measured"})";
@@ -79,48 +90,51 @@ TEST(Hardware, AddFabricFileSingleObjectOrList) {
   EXPECT_EQ(c->fabric("10gbe")->source, "measured");
 }
 
-TEST(Hardware, JsonRoundTrip) {
+// A fabric as `dagsgd calibrate` writes one.
+FabricSpec fitted(const std::string& name, double achievable_bandwidth, Nanos latency) {
   FabricSpec f;
-  f.name = "fit";
+  f.name = name;
   f.description = "fitted";
   f.scope = "inter";
   f.nominal_bandwidth = 1.25e9;
-  f.achievable_bandwidth = 1.1e9;
-  f.latency = 12'345;
+  f.achievable_bandwidth = achievable_bandwidth;
+  f.latency = latency;
+  f.source = "dagsgd calibrate";
+  return f;
+}
+
+// `text` (fabric_to_json's) read back through add_fabric_file, by its name.
+FabricSpec read_back(const std::string& name, const std::string& text) {
+  HardwareCatalog c = *HardwareCatalog::load_default();
+  const auto added = c.add_fabric_file(temp_file(name + ".json", text));
+  EXPECT_TRUE(added.ok()) << added.error().message;
+  auto back = c.fabric(name);
+  EXPECT_TRUE(back.ok());
+  return back ? *back : FabricSpec{};
+}
+
+TEST(Hardware, JsonRoundTrip) {
+  FabricSpec f = fitted("fit", 1.1e9, 12'345);
   f.eager_limit = 8192;
   f.rendezvous_latency = 50'000;
-  f.source = "dagsgd calibrate";
   const std::string text = fabric_to_json(f);
   EXPECT_NE(text.find("\"achievable_gbps\": 8.8"), std::string::npos) << text;
-  HardwareCatalog c = *HardwareCatalog::load_default();
-  ASSERT_TRUE(c.add_fabric_file(temp_file("rt.json", text)).ok());
-  auto back = c.fabric("fit");
-  ASSERT_TRUE(back.ok());
-  EXPECT_DOUBLE_EQ(back->achievable_bandwidth, 1.1e9);
-  EXPECT_EQ(back->latency, 12'345);
-  EXPECT_EQ(back->eager_limit, 8192);
-  EXPECT_EQ(back->rendezvous_latency, 50'000);
-  EXPECT_TRUE(back->measured_allreduce.empty());
+  const FabricSpec back = read_back("fit", text);
+  EXPECT_DOUBLE_EQ(back.achievable_bandwidth, 1.1e9);
+  EXPECT_EQ(back.latency, 12'345);
+  EXPECT_EQ(back.eager_limit, 8192);
+  EXPECT_EQ(back.rendezvous_latency, 50'000);
+  EXPECT_TRUE(back.measured_allreduce.empty());
 }
 
 TEST(Hardware, MeasuredAllreduceRoundTrip) {
-  FabricSpec f;
-  f.name = "bench";
-  f.description = "benchmarked";
+  FabricSpec f = fitted("bench", 1.25e9, 1'000);
   f.scope = "both";
-  f.nominal_bandwidth = 1.25e9;
-  f.achievable_bandwidth = 1.25e9;
-  f.latency = 1'000;
-  f.source = "dagsgd calibrate";
   f.measured_allreduce = {{2, {{1024, 50'000}, {1 << 20, 2'500'000}}},
                           {4, {{1024, 90'000}, {4096, 95'500}, {1 << 20, 4'000'000}}}};
   const std::string text = fabric_to_json(f);
   EXPECT_NE(text.find("\"allreduce_measured\""), std::string::npos) << text;
-  HardwareCatalog c = *HardwareCatalog::load_default();
-  ASSERT_TRUE(c.add_fabric_file(temp_file("measured.json", text)).ok());
-  auto back = c.fabric("bench");
-  ASSERT_TRUE(back.ok());
-  EXPECT_EQ(back->measured_allreduce, f.measured_allreduce);
+  EXPECT_EQ(read_back("bench", text).measured_allreduce, f.measured_allreduce);
 }
 
 TEST(Hardware, BadMeasuredAllreduceSaysWhere) {
@@ -143,13 +157,8 @@ TEST(Hardware, BadMeasuredAllreduceSaysWhere) {
   for (const auto& k : cases) {
     std::string row = kFabric;
     row.insert(row.size() - 1, ", \"allreduce_measured\": " + k.curves);
-    const std::string path = temp_file("bad-measured.json", row);
-    HardwareCatalog c = *HardwareCatalog::load_default();
-    auto r = c.add_fabric_file(path);
-    ASSERT_FALSE(r.ok()) << k.curves;
-    const auto& msg = r.error().message;
-    EXPECT_NE(msg.find(path), std::string::npos) << msg;
-    EXPECT_NE(msg.find("allreduce_measured"), std::string::npos) << msg;
+    const std::string msg = add_error("bad-measured.json", row);
+    EXPECT_NE(msg.find("allreduce_measured"), std::string::npos) << k.curves << ": " << msg;
     EXPECT_NE(msg.find(k.expect), std::string::npos) << msg;
   }
 }
@@ -175,13 +184,8 @@ TEST(Hardware, BadRowsNameFileAndRow) {
     ASSERT_NE(pos, std::string::npos) << k.edit_from;
     row.replace(pos, k.edit_from.size(), k.edit_to);
     const std::string doc = std::string(R"({"fabrics": [)") + kFabric + "," + row + "]}";
-    const std::string path = temp_file("bad.json", doc);
-    HardwareCatalog c = *HardwareCatalog::load_default();
-    auto r = c.add_fabric_file(path);
-    ASSERT_FALSE(r.ok()) << k.edit_to;
-    const auto& msg = r.error().message;
-    EXPECT_NE(msg.find(path), std::string::npos) << msg;
-    EXPECT_NE(msg.find("fabric 1"), std::string::npos) << msg;
+    const std::string msg = add_error("bad.json", doc);
+    EXPECT_NE(msg.find("fabric 1"), std::string::npos) << k.edit_to << ": " << msg;
     EXPECT_NE(msg.find(k.expect), std::string::npos) << msg;
   }
 }

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -91,34 +93,6 @@ TEST(StackCli, FrameworkGroupingIsTheDefaultOverlap) {
 }
 
 TEST(StackCli, BadInputExitsTwo) {
-  auto no_link = run_cli("calibrate " + kLogs + " --stack openmpi-4.1-tcp");
-  EXPECT_EQ(no_link.code, 2);
-  EXPECT_TRUE(contains(no_link.err, "--stack needs --link")) << no_link.err;
-
-  auto no_stack = run_cli("calibrate " + kLogs + " --link 10gbe");
-  EXPECT_EQ(no_stack.code, 2);
-  EXPECT_TRUE(contains(no_stack.err, "--link applies to a stack fit")) << no_stack.err;
-
-  auto algo =
-      run_cli("calibrate " + kLogs + " --link 10gbe --stack openmpi-4.1-tcp --algorithm ring");
-  EXPECT_EQ(algo.code, 2);
-  EXPECT_TRUE(contains(algo.err, "--algorithm applies to a fabric fit")) << algo.err;
-
-  auto call = run_cli("calibrate " + kLogs + " --link 10gbe --stack openmpi-4.1-tcp --call bcast");
-  EXPECT_EQ(call.code, 2);
-  EXPECT_TRUE(contains(call.err, "unknown call 'bcast'")) << call.err;
-
-  auto link = run_cli("calibrate " + kLogs + " --link 7gbe --stack openmpi-4.1-tcp");
-  EXPECT_EQ(link.code, 2);
-  EXPECT_TRUE(contains(link.err, "7gbe")) << link.err;
-
-  auto unknown = run_cli(
-      "predict --network resnet50 --gpu v100 --nodes 2 --inter 10gbe --stack "
-      "mpich-9");
-  EXPECT_EQ(unknown.code, 2);
-  EXPECT_TRUE(contains(unknown.err, "mpich-9")) << unknown.err;
-  EXPECT_TRUE(contains(unknown.err, "openmpi-4.1-tcp")) << unknown.err;
-
   const std::string dir = temp_dir();
   ASSERT_TRUE(dagsgd::model::write_file(dir + "/nosource.json",
                                         R"({"schema": "dagsgd-stack/1", "name": "n", )"
@@ -126,16 +100,27 @@ TEST(StackCli, BadInputExitsTwo) {
                                         R"("library": {"per_message_us": {"value": 2}}})",
                                         true)
                   .ok());
-  auto nosource = run_cli("predict --network resnet50 --gpu v100 --nodes 2 --inter 10gbe --stack " +
-                          dir + "/nosource.json");
-  EXPECT_EQ(nosource.code, 2);
-  EXPECT_TRUE(contains(nosource.err, "nosource.json': library.per_message_us: missing 'source'"))
-      << nosource.err;
-
-  auto framework =
-      run_cli("predict --network resnet50 --gpu v100 --nodes 2 --inter 10gbe --overlap framework");
-  EXPECT_EQ(framework.code, 2);
-  EXPECT_TRUE(contains(framework.err, "no stack given")) << framework.err;
+  const std::string calibrate = "calibrate " + kLogs;
+  const std::string predict = "predict --network resnet50 --gpu v100 --nodes 2 --inter 10gbe";
+  // Each command line, and what its message must say.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {calibrate + " --stack openmpi-4.1-tcp", "--stack needs --link"},
+      {calibrate + " --link 10gbe", "--link applies to a stack fit"},
+      {calibrate + " --link 10gbe --stack openmpi-4.1-tcp --algorithm ring",
+       "--algorithm applies to a fabric fit"},
+      {calibrate + " --link 10gbe --stack openmpi-4.1-tcp --call bcast", "unknown call 'bcast'"},
+      {calibrate + " --link 7gbe --stack openmpi-4.1-tcp", "7gbe"},
+      {predict + " --stack mpich-9", "mpich-9"},
+      {predict + " --stack mpich-9", "openmpi-4.1-tcp"},
+      {predict + " --stack " + dir + "/nosource.json",
+       "nosource.json': library.per_message_us: missing 'source'"},
+      {predict + " --overlap framework", "no stack given"},
+  };
+  for (const auto& [args, what] : cases) {
+    auto r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_TRUE(contains(r.err, what)) << args << "\n" << r.err;
+  }
 }
 
 }  // namespace
