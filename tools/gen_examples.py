@@ -36,6 +36,13 @@ def run(dagsgd, flags, out):
         return json.load(f)
 
 
+def sweep_section(dagsgd, work, name, flags, title, claim):
+    """Runs one sweep into WORK/NAME; returns its results and the section's start: the heading,
+    the claim and the command that reproduces the sweep."""
+    res = run(dagsgd, flags, os.path.join(work, name))
+    return res, [title, "", claim, "", f"`dagsgd whatif {flags} --out {name}`", ""]
+
+
 def pick(res, **kw):
     for s in res["scenarios"]:
         if all(s[k] == v for k, v in kw.items()):
@@ -121,16 +128,13 @@ def theano(dagsgd, work):
     one = run(dagsgd, THEANO_BASE + " --fabrics 10gbe --gpus 1", os.path.join(work, "theano-1gpu"))
     step = one["scenarios"][0]["iteration_time_s"]
     flags = f"{THEANO_BASE} --step-time {step:.4f} {THEANO_SWEEP}"
-    res = run(dagsgd, flags, os.path.join(work, "theano-mpi"))
-    out = ["## Theano-MPI: fp16 transfer on AlexNet, 8 GPUs", ""]
-    out.append("Claim (Ma, Mao, Taylor 2016): sending gradients as fp16 roughly halves AlexNet's "
-               "communication time on 8 GPUs. K80 workers, batch 128, compute pinned with "
-               "`--step-time` to the model's fp32 single-GPU iteration (so only the transfer "
-               "changes), 8 GPUs on two nodes of 4, exchange after backward (no overlap, as "
-               "Theano-MPI's BSP), ring allreduce.")
-    out.append("")
-    out.append(f"`dagsgd whatif {flags} --out theano-mpi`")
-    out.append("")
+    res, out = sweep_section(
+        dagsgd, work, "theano-mpi", flags, "## Theano-MPI: fp16 transfer on AlexNet, 8 GPUs",
+        "Claim (Ma, Mao, Taylor 2016): sending gradients as fp16 roughly halves AlexNet's "
+        "communication time on 8 GPUs. K80 workers, batch 128, compute pinned with "
+        "`--step-time` to the model's fp32 single-GPU iteration (so only the transfer "
+        "changes), 8 GPUs on two nodes of 4, exchange after backward (no overlap, as "
+        "Theano-MPI's BSP), ring allreduce.")
     out.append("| fabric | comm fp32 (ms) | comm fp16 (ms) | comm ratio | iteration fp32 (ms) | "
                "iteration fp16 (ms) | iteration saved |")
     out.append("|---|--:|--:|--:|--:|--:|--:|")
@@ -157,20 +161,17 @@ def theano(dagsgd, work):
 
 
 def slide(dagsgd, work):
-    flags = SLIDE_FLAGS
-    res = run(dagsgd, flags, os.path.join(work, "slide"))
-    out = ["## Distributed SLIDE: dense vs 99% sparse exchange on 1 Gbps Ethernet", ""]
-    out.append("Claim (Yan, Meisburger, Medini, Shrivastava 2022): dense allreduce (Horovod) of a "
-               "model near a billion parameters over 1 Gbps Ethernet gains nothing from a second "
-               "16-core CPU node, while an exchange that is 99% sparse scales to 8 nodes. The "
-               "network is `slide-amazon670k` (826M parameters, datasets/networks/), one worker "
-               "per 16-core node (`xeon-16c` in datasets/hardware/gpus.json; compute from FLOPs "
-               "with the output layer counted dense, which overstates SLIDE's sampled compute), "
-               "exchange after backward; `--topk 0.01` sends 1% of the gradient elements "
-               "(values and indices), `--topk 0.001` 0.1%.")
-    out.append("")
-    out.append(f"`dagsgd whatif {flags} --out slide`")
-    out.append("")
+    res, out = sweep_section(
+        dagsgd, work, "slide", SLIDE_FLAGS,
+        "## Distributed SLIDE: dense vs 99% sparse exchange on 1 Gbps Ethernet",
+        "Claim (Yan, Meisburger, Medini, Shrivastava 2022): dense allreduce (Horovod) of a "
+        "model near a billion parameters over 1 Gbps Ethernet gains nothing from a second "
+        "16-core CPU node, while an exchange that is 99% sparse scales to 8 nodes. The "
+        "network is `slide-amazon670k` (826M parameters, datasets/networks/), one worker "
+        "per 16-core node (`xeon-16c` in datasets/hardware/gpus.json; compute from FLOPs "
+        "with the output layer counted dense, which overstates SLIDE's sampled compute), "
+        "exchange after backward; `--topk 0.01` sends 1% of the gradient elements "
+        "(values and indices), `--topk 0.001` 0.1%.")
     out.append("| exchange | nodes | iteration (s) | samples/s | speed-up | efficiency | "
                "exposed comm |")
     out.append("|---|--:|--:|--:|--:|--:|--:|")
