@@ -412,6 +412,14 @@ std::string pcie3(const std::string& fields) {
   return R"("pcie3": {"kind": "pcie", )" + fields + "}";
 }
 
+// The test node with its pcie3 link type's rate, efficiency and latency (JSON values) as given.
+std::string with_pcie3(const std::string& rate, const std::string& efficiency,
+                       const std::string& latency) {
+  return node_json("", "", "",
+                   pcie3(R"("nominal_gbytes_per_s": )" + rate + R"(, "efficiency": )" + efficiency +
+                         R"(, "latency_us": )" + latency + R"(, "source": "s")"));
+}
+
 std::string error_of(const std::string& text) {
   auto n = parse_node_type_json(text, "my-node.json");
   return n.ok() ? "(no error)" : n.error().message;
@@ -450,36 +458,15 @@ TEST(TopologyFiles, ErrorsNameTheFileAndThePlace) {
       {node_json("", "", R"(, "gpu_nic": [0, 1])"),
        "gpu_nic[1] = 1 is out of range: the node has 1 NICs"},
       {node_json("", "", R"(, "gpu_nic": [0])"), "'gpu_nic' must list one NIC index per GPU (2)"},
-      {node_json(
-           "", "", "",
-           pcie3(
-               R"("nominal_gbytes_per_s": 0, "efficiency": 0.8, "latency_us": 0.5, "source": "s")")),
+      {with_pcie3("0", "0.8", "0.5"),
        "link_types.pcie3: 'nominal_gbytes_per_s' must be a number > 0 and <= 1e+06, got 0"},
-      {node_json(
-           "", "", "",
-           pcie3(
-               R"("nominal_gbytes_per_s": "fast", "efficiency": 0.8, "latency_us": 0.5, "source": "s")")),
+      {with_pcie3("\"fast\"", "0.8", "0.5"),
        "'nominal_gbytes_per_s' must be a number > 0 and <= 1e+06, got \"fast\""},
-      {node_json(
-           "", "", "",
-           pcie3(
-               R"("nominal_gbytes_per_s": 1e300, "efficiency": 0.8, "latency_us": 1e300, "source": "s")")),
+      {with_pcie3("1e300", "0.8", "1e300"),
        "'nominal_gbytes_per_s' must be a number > 0 and <= 1e+06, got 1e+300"},
-      {node_json(
-           "", "", "",
-           pcie3(
-               R"("nominal_gbytes_per_s": 1e400, "efficiency": 0.8, "latency_us": 0.5, "source": "s")")),
-       "not valid JSON"},
-      {node_json(
-           "", "", "",
-           pcie3(
-               R"("nominal_gbytes_per_s": 16, "efficiency": 1.5, "latency_us": 0.5, "source": "s")")),
-       "'efficiency' must be a number > 0 and <= 1, got 1.5"},
-      {node_json(
-           "", "", "",
-           pcie3(
-               R"("nominal_gbytes_per_s": 16, "efficiency": 0.5, "latency_us": -1, "source": "s")")),
-       "'latency_us' must be a number >= 0 and <= 1e+06, got -1"},
+      {with_pcie3("1e400", "0.8", "0.5"), "not valid JSON"},
+      {with_pcie3("16", "1.5", "0.5"), "'efficiency' must be a number > 0 and <= 1, got 1.5"},
+      {with_pcie3("16", "0.5", "-1"), "'latency_us' must be a number >= 0 and <= 1e+06, got -1"},
       {node_json("", "", "",
                  pcie3(R"("nominal_gbytes_per_s": 16, "efficiency": 0.5, "latency_us": 1)")),
        "link_types.pcie3: missing 'source'"},
