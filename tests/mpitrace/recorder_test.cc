@@ -15,6 +15,11 @@ using testing::fresh_dir;
 using testing::read_trace;
 using testing::run;
 
+// `dagsgd collect ARGS`, both output streams together.
+testing::CommandResult collect(const std::string& args) {
+  return run(std::string(DAGSGD_BINARY) + " collect " + args);
+}
+
 RecorderConfig config_in(const std::string& dir) {
   std::filesystem::create_directories(dir);
   RecorderConfig c;
@@ -39,24 +44,13 @@ TEST(Recorder, WritesCallsAndAsyncSpansOnRankZerosClock) {
   std::string dir = fresh_dir("recorder");
   auto rec = Recorder::open(config_in(dir));
   ASSERT_TRUE(rec.ok()) << rec.error().message;
-  CallInfo ar;
-  ar.name = "MPI_Allreduce";
-  ar.collective = "allreduce";
-  ar.bytes = 4096;
-  ar.comm_size = 4;
+  const CallInfo ar{
+      .name = "MPI_Allreduce", .collective = "allreduce", .bytes = 4096, .comm_size = 4};
   (*rec)->record_call(ar, 3'000'500, 3'010'500, 0);
-  CallInfo is;
-  is.name = "MPI_Isend";
-  is.collective = "send";
-  is.bytes = 64;
-  is.comm_size = 4;
-  is.peer = 2;
-  is.tag = 9;
+  const CallInfo is{
+      .name = "MPI_Isend", .collective = "send", .bytes = 64, .comm_size = 4, .peer = 2, .tag = 9};
   (*rec)->record_async(is, 3'020'500, 3'050'500, 0, 7, "MPI_Wait");
-  CallInfo wait;
-  wait.name = "MPI_Wait";
-  wait.collective = "wait";
-  wait.bytes = 64;
+  const CallInfo wait{.name = "MPI_Wait", .collective = "wait", .bytes = 64};
   (*rec)->record_call(wait, 3'040'500, 3'050'500, 0, 1);
   EXPECT_EQ((*rec)->spans(), 3);
   runtime::ClockSample end{12'000'000, 1'500, 60};
@@ -115,9 +109,7 @@ TEST(Recorder, DocumentedDriftCorrectionMatchesClockAlignment) {
   RecorderConfig config = config_in(dir);
   auto rec = Recorder::open(config);
   ASSERT_TRUE(rec.ok()) << rec.error().message;
-  CallInfo b;
-  b.name = "MPI_Barrier";
-  b.collective = "barrier";
+  const CallInfo b{.name = "MPI_Barrier", .collective = "barrier"};
   const std::int64_t local = 9'000'000;
   (*rec)->record_call(b, local, local + 1000, 0);
   runtime::ClockSample end{12'000'000, -2'500, 60};
@@ -141,10 +133,7 @@ TEST(Recorder, SignalFlushLeavesValidJsonAndStopsRecording) {
   std::string dir = fresh_dir("signal");
   auto rec = Recorder::open(config_in(dir));
   ASSERT_TRUE(rec.ok()) << rec.error().message;
-  CallInfo b;
-  b.name = "MPI_Barrier";
-  b.collective = "barrier";
-  b.comm_size = 4;
+  const CallInfo b{.name = "MPI_Barrier", .collective = "barrier", .comm_size = 4};
   (*rec)->record_call(b, 3'000'000, 3'000'100, 0);
   (*rec)->flush_from_signal(/*close=*/true);
   (*rec)->record_call(b, 4'000'000, 4'000'100, 0);  // after the "death": not written
@@ -161,9 +150,7 @@ TEST(Recorder, PeriodicFlushLeavesRepairableTrace) {
   std::string dir = fresh_dir("flush");
   auto rec = Recorder::open(config_in(dir));
   ASSERT_TRUE(rec.ok()) << rec.error().message;
-  CallInfo b;
-  b.name = "MPI_Barrier";
-  b.collective = "barrier";
+  const CallInfo b{.name = "MPI_Barrier", .collective = "barrier"};
   for (int i = 0; i < 5; ++i) (*rec)->record_call(b, 3'000'000 + i, 3'000'100 + i, 0);
   (*rec)->flush();
   // The file as a SIGKILLed rank leaves it: no closing bracket.
@@ -183,10 +170,10 @@ TEST(Recorder, UnwritableTraceIsAnError) {
 
 TEST(CollectUsage, NoCommandAfterSeparatorExits2) {
   std::string dir = fresh_dir("usage-nocmd");
-  auto r = run(std::string(DAGSGD_BINARY) + " collect --out " + dir + " --");
+  auto r = collect("--out " + dir + " --");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("no command given"), std::string::npos) << r.output;
-  r = run(std::string(DAGSGD_BINARY) + " collect --out " + dir);
+  r = collect("--out " + dir);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir));
 }
@@ -194,13 +181,13 @@ TEST(CollectUsage, NoCommandAfterSeparatorExits2) {
 TEST(CollectUsage, ExistingOutWithoutForceExits2) {
   std::string dir = fresh_dir("usage-exists");
   std::filesystem::create_directories(dir);
-  auto r = run(std::string(DAGSGD_BINARY) + " collect --out " + dir + " -- true");
+  auto r = collect("--out " + dir + " -- true");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--force"), std::string::npos) << r.output;
 }
 
 TEST(CollectUsage, MissingOutExits2) {
-  auto r = run(std::string(DAGSGD_BINARY) + " collect -- true");
+  auto r = collect("-- true");
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }
 
@@ -214,7 +201,7 @@ TEST(CollectUsage, MissingTracerLibraryIsAClearError) {
 
 TEST(CollectUsage, NonMpiProgramLeavesNoTraceAndFails) {
   std::string dir = fresh_dir("usage-nompi");
-  auto r = run(std::string(DAGSGD_BINARY) + " collect --out " + dir + " -- true");
+  auto r = collect("--out " + dir + " -- true");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("no rank wrote a trace"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir)) << r.output;
@@ -239,16 +226,16 @@ TEST(BenchUsage, BadCountsExit2NamingTheFlag) {
 // --force), and a directory the user had stays.
 TEST(CollectUsage, FailedCollectLeavesNoDirectoryItMade) {
   std::string dir = fresh_dir("usage-cleanup");
-  auto r = run(std::string(DAGSGD_BINARY) + " collect --out " + dir + "/a/b -- false");
+  auto r = collect("--out " + dir + "/a/b -- false");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("the command exited with status 1"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir)) << r.output;
-  r = run(std::string(DAGSGD_BINARY) + " collect --out " + dir + " -- /nonexistent/prog");
+  r = collect("--out " + dir + " -- /nonexistent/prog");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir)) << r.output;
   std::filesystem::create_directories(dir);
   ASSERT_TRUE(model::write_file(dir + "/notes.txt", "mine", true).ok());
-  r = run(std::string(DAGSGD_BINARY) + " collect --force --out " + dir + " -- false");
+  r = collect("--force --out " + dir + " -- false");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(std::filesystem::exists(dir + "/notes.txt"));
   EXPECT_FALSE(std::filesystem::exists(dir + "/manifest.json"));
