@@ -175,26 +175,37 @@ class Reader {
     return names;
   }
 
-  // {"source": "...", "rules": [{"ranks_below": N, "sizes": [[BYTES|null, "alg"], ...]}, ...]}
-  Expected<std::vector<AlgorithmRule>> rules(const std::string& key, StackSpec& out) const {
-    std::vector<AlgorithmRule> rules;
-    if (!has(key)) return rules;
+  // A sourced table, {"source": "...", FIELD: [...]}: its source recorded, its non-empty list.
+  // `no_source` and `no_list` are the messages for those faults.
+  Expected<const Json*> sourced_list(const std::string& key, const std::string& field,
+                                     const std::string& no_source, const std::string& no_list,
+                                     StackSpec& out) const {
     const Json& t = s_.fields.at(key);
-    if (!t.is_object()) return error(key, "must be an object with 'rules' and 'source'");
+    if (!t.is_object()) return error(key, "must be an object with '" + field + "' and 'source'");
     for (const auto& [k, v] : t.items()) {
-      if (k != "rules" && k != "source") {
-        return error(key, "unknown field '" + k + "'; valid fields: rules, source");
+      if (k != field && k != "source") {
+        return error(key, "unknown field '" + k + "'; valid fields: " + field + ", source");
       }
     }
     auto src = t.find("source");
     if (src == t.end() || !src->is_string() || src->get<std::string>().empty()) {
-      return error(key, "missing 'source' (the library code the table transcribes)");
+      return error(key, no_source);
     }
     out.set_source(section_ + "." + key, src->get<std::string>());
-    auto list = t.find("rules");
-    if (list == t.end() || !list->is_array() || list->empty()) {
-      return error(key, "'rules' must be a non-empty list");
-    }
+    auto list = t.find(field);
+    if (list == t.end() || !list->is_array() || list->empty()) return error(key, no_list);
+    return &*list;
+  }
+
+  // {"source": "...", "rules": [{"ranks_below": N, "sizes": [[BYTES|null, "alg"], ...]}, ...]}
+  Expected<std::vector<AlgorithmRule>> rules(const std::string& key, StackSpec& out) const {
+    std::vector<AlgorithmRule> rules;
+    if (!has(key)) return rules;
+    auto table =
+        sourced_list(key, "rules", "missing 'source' (the library code the table transcribes)",
+                     "'rules' must be a non-empty list", out);
+    if (!table) return table.error();
+    const Json* list = *table;
     const auto valid = formula_names();
     int last_ranks = 0;
     for (std::size_t i = 0; i < list->size(); ++i) {
@@ -267,22 +278,10 @@ class Reader {
                                                  const std::vector<std::string>& algorithms) const {
     std::vector<StackProtocol> list;
     if (!has(key)) return list;
-    const Json& t = s_.fields.at(key);
-    if (!t.is_object()) return error(key, "must be an object with 'list' and 'source'");
-    for (const auto& [k, v] : t.items()) {
-      if (k != "list" && k != "source") {
-        return error(key, "unknown field '" + k + "'; valid fields: list, source");
-      }
-    }
-    auto src = t.find("source");
-    if (src == t.end() || !src->is_string() || src->get<std::string>().empty()) {
-      return error(key, "missing 'source'");
-    }
-    out.set_source(section_ + "." + key, src->get<std::string>());
-    auto items = t.find("list");
-    if (items == t.end() || !items->is_array() || items->empty()) {
-      return error(key, "'list' must be a non-empty list of protocols");
-    }
+    auto table = sourced_list(key, "list", "missing 'source'",
+                              "'list' must be a non-empty list of protocols", out);
+    if (!table) return table.error();
+    const Json* items = *table;
     std::set<std::string> seen;
     for (std::size_t i = 0; i < items->size(); ++i) {
       const Json& p = (*items)[i];
