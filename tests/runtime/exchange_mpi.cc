@@ -10,20 +10,10 @@
 #include "dagsgd/runtime/exchange.h"
 #include "dagsgd/runtime/fp16.h"
 #include "dagsgd/runtime/topk.h"
+#include "mpi_world.h"  // runtime/src: the trainer's own world_rank/world_size
 
 namespace dagsgd::runtime {
 namespace {
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
 
 float half_round(float x) { return half_to_float(float_to_half(x)); }
 

@@ -4,6 +4,7 @@ if(DAGSGD_WITH_MPI)
 
   add_executable(runtime_exchange_mpi ${CMAKE_CURRENT_LIST_DIR}/exchange_mpi.cc)
   target_link_libraries(runtime_exchange_mpi PRIVATE dagsgd_runtime MPI::MPI_CXX GTest::gtest)
+  target_include_directories(runtime_exchange_mpi PRIVATE ${CMAKE_SOURCE_DIR}/runtime/src)
   dagsgd_warnings(runtime_exchange_mpi)
   foreach(np 2 3 4)
     add_test(NAME runtime.exchange_mpi.np${np}
