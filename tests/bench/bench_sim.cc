@@ -32,17 +32,27 @@ model::SsgdConfig engine_config(int workers) {
 
 model::Dag engine_dag(int workers) { return model::build_ssgd_dag(engine_config(workers)); }
 
-void engine_events(benchmark::State& state) {
-  model::Dag dag = engine_dag(static_cast<int>(state.range(0)));
+// Runs `once` (one simulation, returning its event count) every iteration and reports events
+// per second.
+template <class Once>
+void count_events(benchmark::State& state, const Once& once) {
   std::uint64_t events = 0;
-  for (auto _ : state) {
-    auto r = sim::simulate(dag);
-    if (!r.ok()) state.SkipWithError(r.error().message.c_str());
-    events += r->events;
-    benchmark::DoNotOptimize(r->makespan);
-  }
+  for (auto _ : state) events += once();
   state.counters["events_per_s"] =
       benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+
+void engine_events(benchmark::State& state) {
+  const model::Dag dag = engine_dag(static_cast<int>(state.range(0)));
+  count_events(state, [&]() -> std::uint64_t {
+    auto r = sim::simulate(dag);
+    if (!r.ok()) {
+      state.SkipWithError(r.error().message.c_str());
+      return 0;
+    }
+    benchmark::DoNotOptimize(r->makespan);
+    return r->events;
+  });
 }
 BENCHMARK(engine_events)->Name("engine_events/smoke")->Arg(8)->Unit(benchmark::kMillisecond);
 BENCHMARK(engine_events)->Arg(1024)->Unit(benchmark::kMillisecond);
@@ -50,18 +60,15 @@ BENCHMARK(engine_events)->Arg(1024)->Unit(benchmark::kMillisecond);
 // The same through one sim::Engine and one SimResult, as a sweep uses them: no allocation and no
 // page faults after the first run.
 void engine_events_reused(benchmark::State& state) {
-  model::Dag dag = engine_dag(static_cast<int>(state.range(0)));
+  const model::Dag dag = engine_dag(static_cast<int>(state.range(0)));
   sim::Engine engine;
   sim::SimResult r;
-  std::uint64_t events = 0;
-  for (auto _ : state) {
+  count_events(state, [&]() -> std::uint64_t {
     auto status = engine.run(dag, r);
     if (!status.ok()) state.SkipWithError(status.error().message.c_str());
-    events += r.events;
     benchmark::DoNotOptimize(r.makespan);
-  }
-  state.counters["events_per_s"] =
-      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+    return r.events;
+  });
 }
 BENCHMARK(engine_events_reused)->Arg(1024)->Unit(benchmark::kMillisecond);
 
@@ -71,15 +78,12 @@ void engine_events_compact(benchmark::State& state) {
   const model::SsgdDag dag(engine_config(static_cast<int>(state.range(0))));
   sim::Engine engine;
   sim::SsgdSimResult r;
-  std::uint64_t events = 0;
-  for (auto _ : state) {
+  count_events(state, [&]() -> std::uint64_t {
     auto status = engine.run(dag, r);
     if (!status.ok()) state.SkipWithError(status.error().message.c_str());
-    events += r.events();
     benchmark::DoNotOptimize(r.makespan());
-  }
-  state.counters["events_per_s"] =
-      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+    return r.events();
+  });
 }
 BENCHMARK(engine_events_compact)
     ->Name("engine_events_compact/smoke")
