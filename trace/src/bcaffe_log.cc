@@ -2,15 +2,16 @@
 // backward_us, allreduce_us(, merged_us)]", one dump per logged iteration.
 #include "dagsgd/trace/bcaffe_log.h"
 
-#include <charconv>
-#include <cmath>
 #include <sstream>
 
 #include "dagsgd/model/io.h"
+#include "log_text.h"
 
 namespace dagsgd::trace {
 namespace {
 
+using log_text::shown;
+using log_text::trim;
 using model::Error;
 using model::Expected;
 
@@ -20,26 +21,14 @@ struct Dump {
   bool all_zero = true;
 };
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
-
 // What a record may state (docs/limits.md): up to 10 million tensors of up to 1e15 elements,
 // times below kMaxDuration (1e12 us).
 constexpr double kMaxParamId = 1e7;
 constexpr double kMaxElements = 1e15;
 constexpr double kMaxTimeUs = 1e12;
 
-std::string shown(const std::string& t) { return t.size() > 40 ? t.substr(0, 37) + "..." : t; }
-
 bool parse_number(const std::string& s, double& out) {
-  const std::string t = trim(s);
-  const char* end = t.data() + t.size();
-  auto [ptr, ec] = std::from_chars(t.data(), end, out);
-  return !t.empty() && ec == std::errc() && ptr == end && std::isfinite(out);
+  return log_text::parse_double(trim(s), out);
 }
 
 }  // namespace
@@ -47,16 +36,10 @@ bool parse_number(const std::string& s, double& out) {
 Expected<BcaffeLog> parse_bcaffe_log(const std::string& text, const std::string& where) {
   std::vector<Dump> dumps;
   int ignored = 0;
-  std::istringstream in(text);
-  std::string raw;
-  int line_no = 0;
-  auto fail = [&](const std::string& what) {
-    return Error{"b-caffe log '" + where + "': line " + std::to_string(line_no) + ": " + what};
-  };
-  while (std::getline(in, raw)) {
-    ++line_no;
-    const std::string line = trim(raw);
-    if (line.empty()) continue;
+  log_text::Lines lines(text, "b-caffe log '" + where + "'");
+  auto fail = [&lines](const std::string& what) { return lines.error(what); };
+  std::string line;
+  while (lines.next(line)) {
     // The glog message follows the "file:line] " prefix; records are bracketed lists.
     const auto prefix_end = line.find("] ");
     const std::string msg =
@@ -98,7 +81,7 @@ Expected<BcaffeLog> parse_bcaffe_log(const std::string& text, const std::string&
     t.allreduce_us = fields[3];
     if (fields.size() == 5) t.merged_allreduce_us = fields[4];
     if (t.param_id == 0) {
-      dumps.push_back(Dump{{}, line_no, true});
+      dumps.push_back(Dump{{}, lines.number(), true});
     } else {
       if (dumps.empty()) return fail("param_id " + std::to_string(t.param_id) + " before param 0");
       const auto& prev = dumps.back().tensors.back();

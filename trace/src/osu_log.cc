@@ -3,15 +3,18 @@
 #include "dagsgd/trace/osu_log.h"
 
 #include <charconv>
-#include <cmath>
 #include <map>
 #include <sstream>
 
 #include "dagsgd/model/io.h"
+#include "log_text.h"
 
 namespace dagsgd::trace {
 namespace {
 
+using log_text::parse_double;
+using log_text::shown;
+using log_text::trim;
 using model::Error;
 using model::Expected;
 
@@ -23,27 +26,11 @@ std::vector<std::string> split_ws(const std::string& s) {
   return out;
 }
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
-
 bool parse_int(const std::string& s, std::int64_t& out) {
   const char* end = s.data() + s.size();
   auto [ptr, ec] = std::from_chars(s.data(), end, out);
   return ec == std::errc() && ptr == end;
 }
-
-bool parse_double(const std::string& s, double& out) {
-  const char* end = s.data() + s.size();
-  auto [ptr, ec] = std::from_chars(s.data(), end, out);
-  return ec == std::errc() && ptr == end && std::isfinite(out);
-}
-
-// A token for a message, cut to 40 characters (a damaged log can hold megabyte-long tokens).
-std::string shown(const std::string& t) { return t.size() > 40 ? t.substr(0, 37) + "..." : t; }
 
 int find_token(const std::vector<std::string>& toks, const std::string& name) {
   for (std::size_t i = 0; i < toks.size(); ++i) {
@@ -71,16 +58,10 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
   int prefix_line = 0;                    // first row with a "<ranks>," prefix
   int osu_max_col = -1;                   // the "Max Latency(us)" column of a full OSU table
   std::map<std::int64_t, int> size_line;  // each size's row, to refuse a size measured twice
-  std::istringstream in(text);
-  std::string raw;
-  int line_no = 0;
-  auto fail = [&](const std::string& what) {
-    return Error{"log '" + where + "': line " + std::to_string(line_no) + ": " + what};
-  };
-  while (std::getline(in, raw)) {
-    ++line_no;
-    const std::string line = trim(raw);
-    if (line.empty()) continue;
+  log_text::Lines lines(text, "log '" + where + "'");
+  auto fail = [&lines](const std::string& what) { return lines.error(what); };
+  std::string line;
+  while (lines.next(line)) {
     if (line[0] == '#') {
       const auto text_start = line.find_first_not_of('#');
       const std::string body = text_start == std::string::npos ? "" : trim(line.substr(text_start));
@@ -118,7 +99,7 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
     if (table == Table::kNone) continue;
     const auto toks = split_ws(line);
     LatencyPoint pt;
-    pt.line = line_no;
+    pt.line = lines.number();
     std::int64_t size = 0;
     if (table == Table::kOsu) {
       if (toks.size() < 2) {
@@ -135,7 +116,7 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
           return fail("rank prefix " + std::to_string(ranks) + " differs from " +
                       std::to_string(*log.ranks) + " on line " + std::to_string(prefix_line));
         }
-        if (!log.ranks) prefix_line = line_no;
+        if (!log.ranks) prefix_line = lines.number();
         log.ranks = static_cast<int>(ranks);
         size_tok = size_tok.substr(comma + 1);
       }
@@ -176,7 +157,7 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
     }
     // Two latencies of one size are two measurements that disagree or a log pasted twice;
     // averaging them would hide either, so the log must be split (or fixed) by its owner.
-    if (auto [it, fresh] = size_line.emplace(size, line_no); !fresh) {
+    if (auto [it, fresh] = size_line.emplace(size, lines.number()); !fresh) {
       return fail("size " + std::to_string(size) + " was already measured on line " +
                   std::to_string(it->second) + "; one latency per size (split the log)");
     }
