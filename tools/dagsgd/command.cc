@@ -68,7 +68,7 @@ bool embedded() { return t_out != nullptr; }
 namespace {
 
 // A check that `range` (model::parse_number) decides; `name` is what --help shows.
-CLI::Validator number_in(model::NumberRange range, const std::string& name) {
+CLI::Validator number_in(const model::NumberRange& range, const std::string& name) {
   return {[range](std::string& text) -> std::string {
             auto v = model::parse_number(text, range);
             return v ? std::string() : v.error().message;
