@@ -238,6 +238,7 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
     topo.inter.measured.clear();
     model::ExchangeConfig cfg;
     cfg.algorithm = info.algorithm == model::kMeasuredAlgorithm ? "auto" : info.algorithm;
+    cfg.stack = options.stack;  // its algorithm choice and costs, as in model_for
     auto f = model::CollectiveFlows::make(topo, cfg, options.cluster->collective_order(p));
     if (!f) return f.error();
     return flows_by_size.emplace(p, std::make_unique<model::CollectiveFlows>(std::move(*f)))
