@@ -33,7 +33,8 @@ int run_validate(const ValidateFlags& flags) {
   const runtime::Experiments ex(f.run);
   if (auto made = ex.make_directories(); !made) return report_error(made.error().message);
   if (auto ok = ex.check_cluster(); !ok) return report_error(ok.error().message, kExitFailure);
-  sim::ValidationTargets targets{f.run.out + "/fabrics/profiles.json", {}};
+  sim::ValidationTargets targets;
+  targets.profile_fabrics = f.run.out + "/fabrics/profiles.json";
   if (auto wrote = runtime::write_profile_fabrics(targets.profile_fabrics, grid->profiles);
       !wrote) {
     return report_error(wrote.error().message, kExitFailure);

@@ -34,11 +34,13 @@ struct MeasuredRun {
 };
 
 // What a prediction knows of the target fabric: a catalog entry (e.g. the profile's rate and
-// latency, mode (a), or a fit of a micro-benchmark run there, mode (b)).
+// latency, mode (a), or a fit of a micro-benchmark run there, mode (b)), and for mode (c) the
+// software stack calibrated on the source's fabric.
 struct TargetFabric {
-  std::string mode;         // "profile", "calibrated", ...
+  std::string mode;         // "profile", "calibrated", "transfer"
   std::string fabric_file;  // holds the entry
   std::string fabric_name;
+  std::string stack_file;  // "": the formulas on the bare links
 };
 
 struct ValidationPrediction {
@@ -54,14 +56,20 @@ struct ValidationPrediction {
 };
 
 // The fabric entries a run can be predicted onto: its profile's (mode (a), written by
-// runtime::write_profile_fabrics) and, where the micro-benchmark ran, a fit of it (mode (b)).
+// runtime::write_profile_fabrics), where the micro-benchmark ran on the target a fit of it
+// (mode (b)), and where it ran on the source the target's profile entry with the stack fitted
+// on the source (mode (c), "transfer").
 struct ValidationTargets {
   std::string profile_fabrics;                    // the file with every "<profile>-profile"
   std::map<std::string, std::string> calibrated;  // "<profile>_p<ranks>" -> its fabric file
-  std::vector<TargetFabric> of(const MeasuredRun& run) const;
-  // Mode (b) for each of `profiles` and `ranks`: `benchmark(profile, ranks)` runs the
-  // micro-benchmark there and gives its log, whose fit (write_calibrated_fabric) goes to `dir`
-  // and into `calibrated`; what fails goes to `problems`.
+  std::map<std::string, std::string> transfer;    // "<profile>_p<ranks>" -> the stack fitted there
+  std::string base_stack = "openmpi-4.1-tcp";     // what the emulated cluster runs
+  // `target` predicted from `source` (a run of the same configuration on another profile).
+  std::vector<TargetFabric> of(const MeasuredRun& source, const MeasuredRun& target) const;
+  // Modes (b) and (c) for each of `profiles` and `ranks`: `benchmark(profile, ranks)` runs the
+  // micro-benchmark there and gives its log; its fabric fit (write_calibrated_fabric) goes to
+  // `dir` and into `calibrated`, its stack fit (write_transfer_stack) to `dir` and into
+  // `transfer`; what fails goes to `problems`.
   using Benchmark = std::function<model::Expected<std::string>(std::size_t profile, int ranks)>;
   void calibrate(const std::vector<std::string>& profiles, const std::vector<int>& ranks,
                  const Benchmark& benchmark, const std::string& dir,
@@ -74,6 +82,21 @@ struct ValidationTargets {
 model::Expected<std::string> write_calibrated_fabric(const std::string& log,
                                                      const std::string& profile, int ranks,
                                                      const std::string& dir);
+
+// Mode (c): fits `base_stack`'s library to the in-place non-blocking allreduce micro-benchmark
+// `log` of `profile` with `ranks` ranks, its link being the profile's entry "<profile>-profile"
+// of `profile_fabrics`, as `dagsgd calibrate LOG --ranks R --stack BASE --link <profile>-profile
+// --fabric-file PROFILE_FABRICS --call iallreduce_in_place` would with the base's bandwidth
+// limit an efficiency (emulated_cluster_stack), and writes the stack to
+// `dir`/<profile>_p<ranks>-stack.json (for --stack FILE); returns the file's path.
+model::Expected<std::string> write_transfer_stack(const std::string& log,
+                                                  const std::string& profile, int ranks,
+                                                  const std::string& profile_fabrics,
+                                                  const std::string& base_stack,
+                                                  const std::string& dir);
+// `base_stack` as it runs on the emulated cluster: limited by the shaped links, not by its TCP
+// streams (library.bandwidth_limit "efficiency", with the reason as its source).
+model::Expected<model::StackSpec> emulated_cluster_stack(const std::string& base_stack);
 
 // Replays runs onto target fabrics; each source run is read once.
 class Validator {
@@ -102,6 +125,7 @@ class Validator {
   bool host_cpu_model_;
   std::string network_model_;
   std::map<std::string, std::unique_ptr<TracedWorkload>> runs_;
+  std::map<std::string, std::shared_ptr<const model::StackSpec>> stacks_;  // by file
 };
 
 struct ModeSummary {
