@@ -41,8 +41,8 @@ int common_allreduce_ranks(const TraceDag& td) {
 
 // Our runtime observes completions only at progress calls and the wait, so single service
 // times are not measurable; the per-iteration exposed tail is. The bandwidth such that the
-// serialized collectives, started at their measured arrivals, complete when the last of each
-// iteration was measured to complete (0: no such bandwidth).
+// serialized collectives, started at their measured arrivals, complete on average when the last
+// of each iteration after the warm-up was measured to complete (0: no such bandwidth).
 double fit_completion_beta(const TraceDag& td, double pd) {
   auto err = [&](double beta) {
     double e = 0;
@@ -58,7 +58,9 @@ double fit_completion_beta(const TraceDag& td, double pd) {
       prev = start + static_cast<Nanos>(std::llround(t));
       bool last =
           ci + 1 == td.collectives.size() || td.collectives[ci + 1].iteration != c.iteration;
-      if (last) e += static_cast<double>(prev - c.completed);
+      // The warm-up iterations (connection set-up, first touches) stay out of the fit as they
+      // stay out of the mean it is compared with: fitted to them, the steady state came out slow.
+      if (last && c.iteration >= td.warmup) e += static_cast<double>(prev - c.completed);
     }
     return e;
   };
