@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dagsgd/model/format.h"
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/sim/calibrate.h"
@@ -48,22 +49,11 @@ ValidationPrediction Validator::predict(const std::vector<MeasuredRun>& runs, st
     return p;
   }
   ReplayOptions ro;
-  if (!fabric.stack_file.empty()) {
-    auto& stack = stacks_[fabric.stack_file];
-    if (!stack) {
-      auto loaded = model::load_stack(fabric.stack_file);
-      if (!loaded) {
-        p.failure = "stack: " + loaded.error().message;
-        return p;
-      }
-      stack = std::make_shared<const model::StackSpec>(std::move(*loaded));
-    }
-    ro.stack = stack;
-  }
   ro.target = hw->topology();
   ro.target->nodes = 0;  // the run's own layout
   ro.target->gpus_per_node = 0;
   ro.cluster = hw->cluster;
+  ro.stack = fabric.stack;
   if (host_cpu_model_ && runs[target].cpus > 0) ro.cpus = runs[target].cpus;
   auto r = replay_trace(w->dag(), ro);
   if (!r) {
@@ -80,13 +70,13 @@ ValidationPrediction Validator::predict(const std::vector<MeasuredRun>& runs, st
 std::vector<TargetFabric> ValidationTargets::of(const MeasuredRun& source,
                                                 const MeasuredRun& target) const {
   const std::string spec = target.profile + "-profile";
-  std::vector<TargetFabric> out = {{"profile", profile_fabrics, spec, ""}};
+  std::vector<TargetFabric> out = {{"profile", profile_fabrics, spec, nullptr}};
   const std::string key = target.profile + "_p" + std::to_string(target.ranks);
   if (auto it = calibrated.find(key); it != calibrated.end()) {
-    out.push_back({"calibrated", it->second, key + "-calibrated", ""});
+    out.push_back({"calibrated", it->second, key + "-calibrated", cluster_stack});
   }
-  if (auto it = transfer.find(source.profile + "_p" + std::to_string(target.ranks));
-      it != transfer.end()) {
+  if (auto it = transfer_stacks.find(source.profile + "_p" + std::to_string(target.ranks));
+      it != transfer_stacks.end()) {
     out.push_back({"transfer", profile_fabrics, spec, it->second});
   }
   return out;
@@ -94,7 +84,8 @@ std::vector<TargetFabric> ValidationTargets::of(const MeasuredRun& source,
 
 model::Expected<std::string> write_calibrated_fabric(const std::string& log,
                                                      const std::string& profile, int ranks,
-                                                     const std::string& dir) {
+                                                     const std::string& dir,
+                                                     double nominal_bytes_per_s) {
   const std::string stem = profile + "_p" + std::to_string(ranks);
   auto bench = read_benchmark_log(log, ranks, LatencyStatistic::kAuto);
   if (!bench) return bench.error();
@@ -103,6 +94,10 @@ model::Expected<std::string> write_calibrated_fabric(const std::string& log,
   s.description = "emulated cluster profile " + profile + ", " + std::to_string(ranks) + " ranks";
   s.scope = "both";
   s.command = "dagsgd calibrate " + log + " --ranks " + std::to_string(ranks) + " --algorithm ring";
+  if (nominal_bytes_per_s > 0) {
+    s.nominal_bytes_per_s = nominal_bytes_per_s;
+    s.command += " --nominal-gbps " + model::fmt("%g", nominal_bytes_per_s / (1e9 / 8));
+  }
   auto c = calibrate_logs({*bench}, s);
   if (!c) return c.error();
   const std::string path = dir + "/" + stem + "-calibrated.json";
@@ -164,7 +159,15 @@ model::Expected<std::string> write_transfer_stack(const std::string& log,
 void ValidationTargets::calibrate(const std::vector<std::string>& profiles,
                                   const std::vector<int>& ranks, const Benchmark& benchmark,
                                   const std::string& dir, std::vector<std::string>& problems) {
+  auto specs = Catalogs::load({profile_fabrics});
   for (std::size_t i = 0; i < profiles.size(); ++i) {
+    // The line rate the entry states: the profile's (its curves give what collectives achieve).
+    double nominal = 0;
+    if (specs) {
+      if (auto f = specs->hardware.fabric(profiles[i] + "-profile"); f) {
+        nominal = f->nominal_bandwidth;
+      }
+    }
     for (int r : ranks) {
       const std::string key = profiles[i] + "_p" + std::to_string(r);
       auto log = benchmark(i, r);
@@ -172,12 +175,17 @@ void ValidationTargets::calibrate(const std::vector<std::string>& profiles,
         problems.push_back(log.error().message);
         continue;
       }
-      auto file = write_calibrated_fabric(*log, profiles[i], r, dir);
+      auto file = write_calibrated_fabric(*log, profiles[i], r, dir, nominal);
       if (!file) problems.push_back(file.error().message);
       if (file) calibrated[key] = *file;
-      auto stack = write_transfer_stack(*log, profiles[i], r, profile_fabrics, base_stack, dir);
+      // Mode (c) predicts with the stack as a user would reuse it: read back from its file.
+      auto path = write_transfer_stack(*log, profiles[i], r, profile_fabrics, base_stack, dir);
+      auto stack =
+          path ? model::load_stack(*path) : model::Expected<model::StackSpec>(path.error());
       if (!stack) problems.push_back(stack.error().message);
-      if (stack) transfer[key] = *stack;
+      if (!stack) continue;
+      transfer[key] = *path;
+      transfer_stacks[key] = std::make_shared<const model::StackSpec>(std::move(*stack));
     }
   }
 }
