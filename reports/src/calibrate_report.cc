@@ -182,4 +182,15 @@ std::string stack_calibration_json(const sim::StackLogCalibration& c,
   return j.dump(2) + "\n";
 }
 
+std::string calibration_report(const sim::CalibrationRun& run, const sim::CalibrationRequest& r,
+                               bool json, const std::string& written_to) {
+  if (run.stack) {
+    const auto inputs = r.trace.empty() ? r.logs : std::vector<std::string>{r.trace};
+    return json ? stack_calibration_json(*run.stack, inputs, written_to)
+                : stack_calibration_text(*run.stack, written_to);
+  }
+  return json ? calibration_json(*run.fabric, r.logs, r.algorithm, written_to)
+              : calibration_text(*run.fabric, r.algorithm, r.no_step, written_to);
+}
+
 }  // namespace dagsgd::reports

@@ -6,6 +6,7 @@
 #include "dagsgd/model/format.h"
 #include "dagsgd/model/registry.h"
 #include "dagsgd/model/stack.h"
+#include "dagsgd/sim/calibrate_trace.h"
 
 namespace dagsgd::sim {
 
@@ -14,15 +15,16 @@ using model::Expected;
 
 namespace {
 
+bool given(const CalibrationRequest& r, const std::string& name) {
+  return std::find(r.given.begin(), r.given.end(), name) != r.given.end();
+}
+
 // The settings that belong to one kind of fit and were given for the other.
 Expected<void> check_kind(const CalibrationRequest& r) {
   const CalibrationSettingNames& n = r.names;
-  const auto given = [&r](const std::string& name) {
-    return std::find(r.given.begin(), r.given.end(), name) != r.given.end();
-  };
   if (r.stack.empty()) {
     for (const auto* name : {&n.link, &n.call, &n.ranks_per_node, &n.fabric_file}) {
-      if (given(*name)) {
+      if (given(r, *name)) {
         return Error{"calibrate: " + *name + " applies to a stack fit: give " + n.stack +
                      " NAME|FILE"};
       }
@@ -35,7 +37,7 @@ Expected<void> check_kind(const CalibrationRequest& r) {
                  "is what the log adds to them)"};
   }
   for (const auto* name : {&n.algorithm, &n.scope, &n.nominal, &n.measured}) {
-    if (given(*name)) {
+    if (given(r, *name)) {
       return Error{"calibrate: " + *name + " applies to a fabric fit, not to a stack fit (" +
                    n.stack + ")"};
     }
@@ -66,7 +68,21 @@ Expected<void> check_request(const CalibrationRequest& r) {
     return Error{"calibrate: unknown " + n.statistic + " '" + r.statistic +
                  "'; valid: auto, avg, max"};
   }
+  if (r.logs.empty() == r.trace.empty() || (!r.trace.empty() && r.stack.empty())) {
+    return Error{"calibrate: give benchmark LOGs, or " + n.trace + " RUN with " + n.stack};
+  }
   return model::ok();
+}
+
+// A traced run's own collectives as the logs.
+Expected<std::vector<BenchmarkLog>> trace_logs(const CalibrationRequest& r,
+                                               std::vector<std::string>& notes) {
+  auto t = read_trace_collectives(r.trace);
+  if (!t) return t.error();
+  notes.push_back("note: '" + r.trace + "': " + std::to_string(t->used) +
+                  " allreduces alone in flight; left out " + std::to_string(t->overlapped) +
+                  " overlapping another, " + std::to_string(t->warmup) + " in the warm-up");
+  return std::move(t->logs);
 }
 
 // Reads every log, saying where each rank count came from.
@@ -127,6 +143,10 @@ Expected<StackLogCalibration> fit_stack(const CalibrationRequest& r,
   StackSettings settings;
   settings.setup.ranks_per_node = r.ranks_per_node;
   settings.setup.call = r.call;
+  // A trace's collectives are the framework's calls.
+  if (!r.trace.empty() && !given(r, r.names.call) && base->framework) {
+    settings.setup.call = base->framework->call;
+  }
   settings.fit_step = !r.no_step;
   settings.name = r.name;
   settings.description = r.description;
@@ -164,11 +184,13 @@ Expected<LogCalibration> fit_fabric(const CalibrationRequest& r,
 std::string calibration_command(const CalibrationRequest& r, const std::vector<int>& ranks) {
   std::string cmd = "dagsgd calibrate";
   for (const auto& log : r.logs) cmd += " " + log;
+  if (!r.trace.empty()) cmd += " --trace " + r.trace;
   if (ranks.size() == 1) cmd += " --ranks " + std::to_string(ranks.front());
   if (r.stack.empty()) {
     cmd += " --algorithm " + r.algorithm;
   } else {
-    cmd += " --link " + r.link + " --stack " + r.stack + " --call " + r.call;
+    cmd += " --link " + r.link + " --stack " + r.stack;
+    if (r.trace.empty() || given(r, r.names.call)) cmd += " --call " + r.call;
     if (r.ranks_per_node != 1) cmd += " --ranks-per-node " + std::to_string(r.ranks_per_node);
   }
   if (r.statistic != "auto") cmd += " --statistic " + r.statistic;
@@ -187,7 +209,7 @@ Expected<CalibrationRun> run_calibration(const CalibrationRequest& request,
                                          std::vector<std::string>& notes) {
   DAGSGD_TRY(check_request(request));
   CalibrationRun run;
-  auto logs = read_logs(request, notes);
+  auto logs = request.trace.empty() ? read_logs(request, notes) : trace_logs(request, notes);
   if (!logs) return logs.error();
   run.logs = std::move(*logs);
   std::vector<int> ranks;

@@ -38,6 +38,7 @@ int run_calibrate(const CalibrateFlags& f) {
              .stack = "--stack",
              .link = "--link",
              .call = "--call",
+             .trace = "--trace",
              .ranks_per_node = "--ranks-per-node",
              .fabric_file = "--fabric-file"};
   for (const CLI::Option* o : f.app->get_options()) {
@@ -53,13 +54,7 @@ int run_calibrate(const CalibrateFlags& f) {
     auto w = model::write_file(f.out, c->entry_json() + "\n", f.force);
     if (!w) return report_error(w.error().message);
   }
-  if (c->stack) {
-    print(f.json ? reports::stack_calibration_json(*c->stack, r.logs, f.out)
-                 : reports::stack_calibration_text(*c->stack, f.out));
-  } else {
-    print(f.json ? reports::calibration_json(*c->fabric, r.logs, r.algorithm, f.out)
-                 : reports::calibration_text(*c->fabric, r.algorithm, r.no_step, f.out));
-  }
+  print(reports::calibration_report(*c, r, f.json, f.out));
   return kExitOk;
 }
 
@@ -70,8 +65,10 @@ void add_calibrate(CLI::App& root, Action& action) {
   flags->app = cmd;
   cmd->add_option("logs", flags->r.logs,
                   "benchmark logs (OSU '# Size Avg Latency(us)' or nccl-tests); several logs "
-                  "(one per rank count) are fitted together")
-      ->required();
+                  "(one per rank count) are fitted together");
+  cmd->add_option("--trace", flags->r.trace,
+                  "with --stack: fit to a traced run's own allreduces instead (those alone in "
+                  "flight after the warm-up; --call defaults to the stack framework's call)");
   cmd->add_option("--ranks", flags->r.ranks,
                   "ranks of the allreduce, for one log (default: the trailing number of the file "
                   "name, e.g. allreduce4.log -> 4, or the count the log states)")

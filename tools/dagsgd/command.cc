@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <utility>
 
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/number_range.h"
@@ -30,10 +31,8 @@ void write_err(const std::string& s) {
 // Sends this thread's output to two strings for as long as it lives.
 class Capture {
  public:
-  Capture(std::string& out, std::string& err) : out_(t_out), err_(t_err) {
-    t_out = &out;
-    t_err = &err;
-  }
+  Capture(std::string& out, std::string& err)
+      : out_(std::exchange(t_out, &out)), err_(std::exchange(t_err, &err)) {}
   ~Capture() {
     t_out = out_;
     t_err = err_;

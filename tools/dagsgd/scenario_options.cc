@@ -11,13 +11,11 @@ const char* const kOverlapHelp =
     "none, wfbp, mgwfbp, bucket:MB[,FIRST_MB] (PyTorch DDP), fusion:MB,CYCLE_MS (Horovod), or "
     "framework (the --stack framework's grouping; the default with such a stack)";
 
-const char* const kNetworkHelp =
-    "Bundled network name (alexnet, googlenet, resnet50, vgg16, bert-base, ...) or a network "
-    "definition file";
-
 // The network-spec flags (a traced run keeps what it measured).
 void add_network_flags(CLI::App& app, sim::NetworkSpec& n, ScenarioUse use) {
-  auto* network = app.add_option("--network", n.network, kNetworkHelp);
+  auto* network = app.add_option("--network", n.network,
+                                 "Bundled network name (alexnet, googlenet, resnet50, vgg16, "
+                                 "bert-base, ...) or a network definition file");
   if (use == ScenarioUse::kPredict) network->required();
   app.add_option("--batch", n.batch,
                  "Samples per GPU per iteration (a traced run: per rank; default: its manifest)")

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dagsgd/sim/calibrate.h"
+#include "dagsgd/sim/calibrate_run.h"
 
 namespace dagsgd::reports {
 
@@ -23,5 +24,10 @@ std::string stack_calibration_text(const sim::StackLogCalibration& c,
 std::string stack_calibration_json(const sim::StackLogCalibration& c,
                                    const std::vector<std::string>& logs,
                                    const std::string& written_to);
+
+// What `dagsgd calibrate` prints for a calibration run (sim::run_calibration) of request `r`: one
+// of the above, text or JSON, for its fabric or stack fit.
+std::string calibration_report(const sim::CalibrationRun& run, const sim::CalibrationRequest& r,
+                               bool json, const std::string& written_to);
 
 }  // namespace dagsgd::reports

@@ -25,12 +25,16 @@ struct CalibrationSettingNames {
   std::string stack = "stack";
   std::string link = "link";
   std::string call = "call";
+  std::string trace = "trace";
   std::string ranks_per_node = "ranks per node";
   std::string fabric_file = "fabric file";
 };
 
 struct CalibrationRequest {
   std::vector<std::string> logs;
+  // Instead of logs, for a stack fit: a traced run whose own collectives stand for them
+  // (sim/calibrate_trace.h); the call then defaults to the stack framework's.
+  std::string trace;
   int ranks = 0;                   // of the one log; 0: each log's file name, else its text
   std::string statistic = "auto";  // auto, avg, max (LatencyStatistic)
   bool no_step = false;            // fit alpha and beta only, without an eager/rendezvous step
