@@ -1,6 +1,7 @@
-// The trace reader's JSON walk is built once per simdjson kernel and chosen by the CPU: every
-// kernel this CPU runs must import every trace identically (events, strings, report, the DAG
-// built from it), on the shared and the repository's traces, the fuzz corpus and odd inputs.
+// The trace reader's JSON walk is built once per simdjson kernel and chosen by the CPU, and reads
+// traceEvents in windows: every kernel this CPU runs and every window size must import every
+// trace identically (events, strings, report, the DAG built from it), on the shared and the
+// repository's traces, the fuzz corpus and odd inputs.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -47,9 +48,13 @@ std::string dump(const model::Expected<ImportedRank>& r, const FileReport& rep) 
   return o.str();
 }
 
-std::string import_with(const std::string& text, const std::string& kernel) {
+std::string import_with(const std::string& text, const std::string& kernel,
+                        std::size_t window = 0) {
   FileReport rep;
-  auto r = import_trace_text(text, "t.json", 0, rep, kernel);
+  ImportOptions o;
+  o.kernel = kernel;
+  o.window_bytes = window;
+  auto r = import_trace_text(text, "t.json", 0, rep, o);
   return dump(r, rep);
 }
 
@@ -74,13 +79,14 @@ TEST(ImporterKernels, NamedDistinctPortableLast) {
   EXPECT_EQ(kernels.back(), "fallback");
 #endif
   FileReport rep;
-  auto r = import_trace_text("{\"traceEvents\": []}", "t.json", 0, rep, "no-such-kernel");
+  ImportOptions o;
+  o.kernel = "no-such-kernel";
+  auto r = import_trace_text("{\"traceEvents\": []}", "t.json", 0, rep, o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("no-such-kernel"), std::string::npos) << r.error().message;
 }
 
-TEST(ImporterKernels, SameImportOfEveryTrace) {
-  const auto kernels = import_kernels();
+std::vector<std::pair<std::string, std::string>> every_trace() {
   std::vector<std::pair<std::string, std::string>> inputs;
   for (const std::string& dir :
        {std::string(DAGSGD_SHARED_DATA) + "/traces",
@@ -89,6 +95,12 @@ TEST(ImporterKernels, SameImportOfEveryTrace) {
         std::string(DAGSGD_SOURCE_DIR) + "/tests/fuzz/regressions/importer"}) {
     for (auto& t : texts_under(dir)) inputs.push_back(std::move(t));
   }
+  return inputs;
+}
+
+TEST(ImporterKernels, SameImportOfEveryTrace) {
+  const auto kernels = import_kernels();
+  const auto inputs = every_trace();
   ASSERT_GE(inputs.size(), 10u);
   for (const auto& [path, text] : inputs) {
     const std::string want = import_with(text, kernels.front());
@@ -126,6 +138,36 @@ TEST(ImporterKernels, SameImportOfOddRecords) {
     const std::string want = import_with(text, kernels.front());
     for (std::size_t k = 1; k < kernels.size(); ++k) {
       EXPECT_EQ(import_with(text, kernels[k]), want) << text << ": " << kernels[k];
+    }
+  }
+}
+
+// Windows of a few events (and smaller than one: the window grows), cut wherever "}," is,
+// inside strings and nested objects included: the import of the whole text.
+TEST(ImporterKernels, WindowsChangeNothing) {
+  const std::string kernel = import_kernels().front();
+  auto inputs = every_trace();
+  inputs.emplace_back("strings", R"({"traceEvents": [{"name": "a},b", "ph": "X", "cat": "kernel",
+      "ts": 1, "dur": 1, "args": {"x": {"y": 1}, "z": 2}}, {"name": "c},\"d", "ph": "X",
+      "cat": "kernel", "ts": 2, "dur": 1}], "deviceProperties": [{"id": 0}, {"id": 1}],
+      "distributedInfo": {"rank": 1}, "x": "},"})");
+  inputs.emplace_back("twice", R"({"traceEvents": [{"name": "a", "ph": "X", "cat": "kernel",
+      "ts": 1, "dur": 1}, {"name": "b"}], "traceEvents": [{"name": "c", "ph": "X",
+      "cat": "kernel", "ts": 2, "dur": 1}, {"ph": "M"}]})");
+  // The array closed early by a stray ']': what follows is not the root's fields.
+  inputs.emplace_back("early end", R"({"traceEvents": [{"name": "a", "ph": "X", "cat": "kernel",
+      "ts": 1, "dur": 1, "args": {"x": 1}}], {"name": "b", "ph": "X", "cat": "kernel", "ts": 2,
+      "dur": 1}, {"name": "c"}]})");
+  inputs.emplace_back("empty", R"({"traceEvents": [], "a": [{"b": 1}, {"c": 2}]})");
+  inputs.emplace_back("cut", R"({"traceEvents": [{"name": "a", "ph": "X", "cat": "kernel",
+      "ts": 1, "dur": 1}, {"name": "b", "ph": "X", "cat": "kernel", "ts": 2, "dur": 1}, {"na)");
+  for (const auto& [path, text] : inputs) {
+    const std::string want = import_with(text, kernel, std::size_t{1} << 40);
+    for (std::size_t window :
+         {std::size_t{0}, std::size_t{1000}, std::size_t{97}, std::size_t{8}}) {
+      // The shared traces are large: only the default and a 1000-byte window for them.
+      if (text.size() > 1'000'000 && window > 0 && window < 1000) continue;
+      EXPECT_EQ(import_with(text, kernel, window), want) << path << ": window " << window;
     }
   }
 }

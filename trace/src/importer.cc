@@ -274,8 +274,7 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
     auto text = model::read_file(files[i]);
     if (!text) return text.error();
     FileReport rep;
-    auto rank =
-        import_trace_text(std::move(*text), files[i], static_cast<int>(i), rep, options.kernel);
+    auto rank = import_trace_text(std::move(*text), files[i], static_cast<int>(i), rep, options);
     if (!rank) return rank.error();
     rep.rank = rank->rank;
     if (options.strict && !rep.problems.empty()) {

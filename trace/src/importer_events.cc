@@ -153,19 +153,20 @@ struct FlowKeyHash {
 
 class FileParser final : public EventSink {
  public:
-  FileParser(ImportedRank& rank, FileReport& report) : rank_(rank), report_(report) {}
+  FileParser(ImportedRank& rank, FileReport& report)
+      : rank_(rank), report_(report), fresh_rank_(rank), fresh_report_(report) {}
 
   // Returns an error only when the text is not a trace; a break inside traceEvents is returned
   // through `failed_inside` for the caller to repair.
   model::Expected<void> parse(std::string& text, const std::string& where, const Kernel& kernel,
-                              bool& events_seen, bool& failed_inside) {
+                              std::size_t window, bool& events_seen, bool& failed_inside) {
     where_ = &where;
     // read_file leaves room for the padding: no copy then.
     text.reserve(text.size() + detail::kTextPadding);
     detail::WalkResult r;
     {
       const Stage1As stage1(kernel.name);
-      r = kernel.walk(text.data(), text.size(), text.capacity(), *this);
+      r = kernel.walk(text.data(), text.size(), text.capacity(), *this, window);
     }
     events_seen = r.events_seen;
     failed_inside = r.failed_inside;
@@ -224,6 +225,19 @@ class FileParser final : public EventSink {
   }
 
   void base_time(std::int64_t ns) override { base_ns_ = ns; }
+
+  void reset() override {
+    rank_ = fresh_rank_;
+    report_ = fresh_report_;
+    stop_.clear();
+    interned_.clear();
+    keys_.clear();
+    flow_cat_ids_.clear();
+    flow_cats_.clear();
+    flows_.clear();
+    drift_ = RawEvent{};
+    base_ns_ = 0;
+  }
 
  private:
   void problem(const std::string& kind, const std::string& first) {
@@ -382,6 +396,8 @@ class FileParser final : public EventSink {
 
   ImportedRank& rank_;
   FileReport& report_;
+  const ImportedRank fresh_rank_;  // what reset() goes back to
+  const FileReport fresh_report_;
   const std::string* where_ = nullptr;
   std::string stop_;  // why the walk was stopped (kStopped)
   std::unordered_map<std::string_view, std::int32_t> interned_;
@@ -493,12 +509,14 @@ std::optional<std::string> generic_repair(const std::string& text) {
 
 model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
                                                 int rank_hint, FileReport& report) {
-  return import_trace_text(std::move(text), where, rank_hint, report, "");
+  return import_trace_text(std::move(text), where, rank_hint, report, ImportOptions{});
 }
 
 model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
                                                 int rank_hint, FileReport& report,
-                                                const std::string& kernel) {
+                                                const ImportOptions& options) {
+  const std::string& kernel = options.kernel;
+  const std::size_t window = options.window_bytes > 0 ? options.window_bytes : detail::kWindowBytes;
   const auto kernels = detail::runnable_kernels();
   const Kernel* k = &kernels.front();
   if (!kernel.empty()) {
@@ -525,7 +543,7 @@ model::Expected<ImportedRank> import_trace_text(std::string text, const std::str
     fresh.bytes = rep.bytes;
     rep = fresh;
     FileParser parser(rank, rep);
-    DAGSGD_TRY(parser.parse(t, where, *k, seen, inside));
+    DAGSGD_TRY(parser.parse(t, where, *k, window, seen, inside));
     parser.finish();
     return model::ok();
   };

@@ -17,6 +17,10 @@ inline constexpr std::int64_t kMaxEventBytes = 1'000'000'000'000'000;
 inline constexpr std::int64_t kMaxRanks = std::int64_t{1} << 20;
 // simdjson's padding: the walk reads up to this many bytes past the text's end.
 inline constexpr std::size_t kTextPadding = 64;
+// The walk reads traceEvents a window of about this many bytes at a time: simdjson's index of a
+// whole file takes 4 bytes per JSON token (~0.8x a Kineto trace) and outgrows the caches, a
+// window's does neither.
+inline constexpr std::size_t kWindowBytes = std::size_t{1} << 20;
 
 // What one record of traceEvents holds before it is classified. Strings view the file's text
 // (or the parser's buffer when they had escapes): valid until the next record.
@@ -56,6 +60,8 @@ class EventSink {
   virtual bool info_int(InfoField f, std::int64_t x) = 0;
   virtual void info_string(InfoField f, std::string_view s) = 0;
   virtual void base_time(std::int64_t ns) = 0;
+  // Forget everything handed over so far: the walk starts again over the whole text.
+  virtual void reset() = 0;
 };
 
 enum class WalkStatus : std::uint8_t {
@@ -72,10 +78,12 @@ struct WalkResult {
   bool failed_inside = false;  // the JSON broke after traceEvents opened (a cut tail?)
 };
 
-// One file's text: `capacity` bytes are allocated at `text` (at least size + 64, simdjson's
-// padding).
-using WalkFn = WalkResult (*)(const char* text, std::size_t size, std::size_t capacity,
-                              EventSink& sink);
+// One file's text: `capacity` bytes are allocated at `text` (at least size + kTextPadding).
+// The walk writes brackets into the text to read it in windows and puts the bytes back before
+// it returns.
+// `window`: the bytes of traceEvents read at a time (kWindowBytes; tests use small ones).
+using WalkFn = WalkResult (*)(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
+                              std::size_t window);
 
 struct Kernel {
   const char* name;  // simdjson's implementation name: "icelake", "haswell", "fallback", ...
@@ -88,14 +96,17 @@ std::span<const Kernel> runnable_kernels();
 // Each kernel's walk (importer_kernel_<name>.cc); which exist depends on the build.
 // Each kernel's walk and the name of the simdjson implementation it was built as
 // (importer_kernel_<name>.cc); which exist depends on the build.
-WalkResult walk_portable(const char* text, std::size_t size, std::size_t capacity, EventSink& sink);
+WalkResult walk_portable(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
+                         std::size_t window);
 const char* portable_kernel_name();
 #ifdef DAGSGD_KERNEL_HASWELL
-WalkResult walk_haswell(const char* text, std::size_t size, std::size_t capacity, EventSink& sink);
+WalkResult walk_haswell(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
+                        std::size_t window);
 const char* haswell_kernel_name();
 #endif
 #ifdef DAGSGD_KERNEL_ICELAKE
-WalkResult walk_icelake(const char* text, std::size_t size, std::size_t capacity, EventSink& sink);
+WalkResult walk_icelake(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
+                        std::size_t window);
 const char* icelake_kernel_name();
 #endif
 

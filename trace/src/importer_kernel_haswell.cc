@@ -6,8 +6,9 @@
 
 namespace dagsgd::trace::detail {
 
-WalkResult walk_haswell(const char* text, std::size_t size, std::size_t capacity, EventSink& sink) {
-  return haswell::walk(text, size, capacity, sink);
+WalkResult walk_haswell(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
+                        std::size_t window) {
+  return haswell::walk_windowed(text, size, capacity, sink, window);
 }
 
 #define DAGSGD_STRINGIFY2(x) #x

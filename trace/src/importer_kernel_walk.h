@@ -411,9 +411,14 @@ inline bool walk_info(od::object info, EventSink& sink) {
   return true;
 }
 
-inline WalkResult walk(const char* text, std::size_t size, std::size_t capacity, EventSink& sink) {
+// The whole text in one go: what the windows below must agree with, and what runs whenever they
+// meet anything unusual.
+// `after_events`: the text is what follows traceEvents (a break in it is then a break after the
+// events, as in the whole text).
+inline WalkResult walk(od::parser& parser, const char* text, std::size_t size, std::size_t capacity,
+                       EventSink& sink, bool after_events = false) {
   WalkResult r;
-  od::parser parser;
+  r.events_seen = after_events;
   od::document doc;
   if (parser.iterate(text, size, capacity).get(doc)) {
     r.status = WalkStatus::kNotJson;
@@ -455,6 +460,146 @@ inline WalkResult walk(const char* text, std::size_t size, std::size_t capacity,
       if (value_int(v, x)) sink.base_time(x);
     }
   }
+  return r;
+}
+
+// A byte of the text replaced while a window is read, put back when it goes out of scope.
+class Patch {
+ public:
+  Patch(char* at, char c) : at_(at), was_(*at) { *at = c; }
+  Patch(const Patch&) = delete;
+  Patch& operator=(const Patch&) = delete;
+  ~Patch() { *at_ = was_; }
+
+ private:
+  char* at_;
+  char was_;
+};
+
+// Where the '[' of traceEvents is when the text names it in the plain way (the walk of the head
+// checks that it is the top-level key); npos when not.
+inline std::size_t events_bracket(std::string_view t) {
+  const std::size_t q = t.find("\"traceEvents\"");
+  if (q == std::string_view::npos) return q;
+  std::size_t i = q + 13;
+  while (i < t.size() && is_space(t[i])) ++i;
+  if (i >= t.size() || t[i] != ':') return std::string_view::npos;
+  ++i;
+  while (i < t.size() && is_space(t[i])) ++i;
+  if (i >= t.size() || t[i] != '[') return std::string_view::npos;
+  return i;
+}
+
+// The last ',' after a '}' in text[p, end): between two events when the window up to it parses
+// (one that is not fails the walk of that window). npos when there is none.
+inline std::size_t window_cut(const char* text, std::size_t p, std::size_t end) {
+  for (std::size_t c = end; c > p + 1; --c) {
+    if (text[c - 1] != ',') continue;
+    std::size_t b = c - 1;
+    while (b > p && is_space(text[b - 1])) --b;
+    if (b > p && text[b - 1] == '}') return c - 1;
+  }
+  return std::string_view::npos;
+}
+
+// The text in windows of about `window` bytes: the head up to traceEvents' '[' (read as
+// {..., "traceEvents": []}), the events a window at a time (each read as [event, ..., event],
+// its brackets written over the ',' on either side), and the last window with what follows the
+// array (read as {"traceEvents": [event, ...], ...}). Every part must read cleanly and hold
+// traceEvents' own events: a window whose array ends before the written ']' is followed by the
+// root's remaining fields (read as {...}). Anything else, a cut tail or bad JSON included,
+// starts again over the whole text, so the windows change nothing but the memory and the
+// speed. A middle window is one level shallower than the whole text: its parser allows one
+// level less.
+inline WalkResult walk_windowed(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
+                                std::size_t window) {
+  od::parser parser;
+  auto whole = [&] {
+    sink.reset();
+    return walk(parser, text, size, capacity, sink);
+  };
+  const std::size_t a = events_bracket(std::string_view(text, size));
+  if (a == std::string_view::npos || a + 3 > size) return whole();
+  WalkResult head;
+  {
+    const Patch close_array(text + a + 1, ']');
+    const Patch close_root(text + a + 2, '}');
+    head = walk(parser, text, a + 3, capacity, sink);
+  }
+  // (whole() only once the text is back as it was)
+  if (head.status != WalkStatus::kOk || !head.events_seen || head.failed_inside) return whole();
+  od::parser window_parser;
+  if (window_parser.allocate(std::min(size, 2 * window), simdjson::DEFAULT_MAX_DEPTH - 1)) {
+    return whole();
+  }
+  enum class Read : std::uint8_t { kNext, kTail, kNoIndex, kFailed };
+  const char* loc = nullptr;
+  // text[p - 1, c] as [events].
+  auto read_window = [&](std::size_t p, std::size_t c) {
+    const Patch open(text + p - 1, '[');
+    const Patch close(text + c, ']');
+    od::document doc;
+    if (window_parser.iterate(text + p - 1, c + 1 - (p - 1), capacity - (p - 1)).get(doc)) {
+      return Read::kNoIndex;
+    }
+    od::array arr;
+    if (doc.get_array().get(arr) || !walk_events(arr, sink)) return Read::kFailed;
+    // The array ended before the written ']' (at traceEvents' own end): what follows is next.
+    return doc.current_location().get(loc) ? Read::kNext : Read::kTail;
+  };
+  std::size_t p = a + 1;  // the window's first byte, after the '[' or a ','
+  std::size_t width = window;
+  std::size_t end = p + width;  // the cut is before here
+  for (;;) {
+    if (end >= size) {
+      // The last window, with what follows the array: as {"traceEvents": [events ...], ...},
+      // written over the 16 bytes before it (the head is at least that long).
+      WalkResult last;
+      {
+        static constexpr std::string_view kOpen = "{\"traceEvents\":[";
+        char* const at = text + p - kOpen.size();
+        char keep[kOpen.size()];
+        std::memcpy(keep, at, kOpen.size());
+        std::memcpy(at, kOpen.data(), kOpen.size());
+        last = walk(parser, at, size - (p - kOpen.size()), capacity - (p - kOpen.size()), sink);
+        std::memcpy(at, keep, kOpen.size());
+      }
+      if (last.status != WalkStatus::kOk || last.failed_inside) return whole();
+      WalkResult r;
+      r.events_seen = true;
+      return r;
+    }
+    const std::size_t c = window_cut(text, p, end);
+    if (c == std::string_view::npos) {
+      width *= 2;  // an event longer than the window
+      end = p + width;
+      continue;
+    }
+    const Read got = read_window(p, c);
+    if (got == Read::kTail) break;
+    if (got == Read::kFailed) return whole();
+    if (got == Read::kNoIndex) {
+      end = c;  // that ',' may be inside a string: try an earlier one
+      continue;
+    }
+    p = c + 1;
+    width = window;
+    end = p + width;
+  }
+  const auto tail = static_cast<std::size_t>(loc - text);
+  // What follows the array: ", key: value, ...}" read as "{ key: value, ...}", or "}" (and
+  // anything after it, which the whole text's stage 1 would have checked) as "{}".
+  const char first = text[tail];
+  if (first != ',' && first != '}') return whole();
+  const std::size_t from = first == ',' ? tail : tail - 1;
+  WalkResult rest;
+  {
+    const Patch open(text + from, '{');
+    rest = walk(parser, text + from, size - from, capacity - from, sink, true);
+  }
+  if (rest.status != WalkStatus::kOk || rest.failed_inside) return whole();
+  WalkResult r;
+  r.events_seen = true;
   return r;
 }
 
