@@ -18,6 +18,8 @@ namespace dagsgd::model {
 namespace {
 
 constexpr std::size_t kChunk = std::size_t{1} << 16;
+// Room left after the text for simdjson's padding, so that the trace reader does not copy it.
+constexpr std::size_t kReadPadding = 64;
 
 std::string human_bytes(std::int64_t n) {
   if (n >= (std::int64_t{1} << 30) && n % (std::int64_t{1} << 30) == 0) {
@@ -65,7 +67,7 @@ Expected<std::string> read_plain(int fd, const std::string& path, std::int64_t s
                                  std::int64_t max_bytes) {
   std::string out;
   // Files of /proc report size 0 and still have content: the hint only reserves.
-  if (size_hint > 0) out.reserve(static_cast<std::size_t>(size_hint));
+  if (size_hint > 0) out.reserve(static_cast<std::size_t>(size_hint) + kReadPadding);
   std::vector<char> buf(kChunk);
   for (;;) {
     ssize_t got = read_some(fd, buf.data(), buf.size());
@@ -82,7 +84,8 @@ Expected<std::string> read_plain(int fd, const std::string& path, std::int64_t s
 
 // Streaming inflate of gzip (or zlib) members, concatenated members included; stops as soon as
 // the output passes `max_bytes` or the inflate ratio passes kMaxGzipRatio.
-Expected<std::string> read_gzip(int fd, const std::string& path, std::int64_t max_bytes) {
+Expected<std::string> read_gzip(int fd, const std::string& path, std::int64_t file_size,
+                                std::int64_t max_bytes) {
   z_stream z{};
   // 15 + 32: a 32 KiB window, gzip or zlib header detected.
   if (inflateInit2(&z, 15 + 32) != Z_OK) {
@@ -95,6 +98,19 @@ Expected<std::string> read_gzip(int fd, const std::string& path, std::int64_t ma
   std::vector<unsigned char> in(kChunk);
   std::vector<unsigned char> out_buf(kChunk);
   std::string out;
+  // The gzip trailer states the inflated size (mod 2^32): reserved up front (within the limits
+  // below), the text is inflated in place rather than grown and copied.
+  unsigned char isize[4] = {0, 0, 0, 0};
+  if (file_size >= 18 && ::pread(fd, isize, 4, file_size - 4) == 4) {
+    const auto hint = static_cast<std::int64_t>(
+        static_cast<std::uint32_t>(isize[0]) | static_cast<std::uint32_t>(isize[1]) << 8 |
+        static_cast<std::uint32_t>(isize[2]) << 16 | static_cast<std::uint32_t>(isize[3]) << 24);
+    if (hint <= max_bytes &&
+        static_cast<double>(hint) <= kMaxGzipRatio * static_cast<double>(file_size) +
+                                         static_cast<double>(kGzipRatioFloorBytes)) {
+      out.reserve(static_cast<std::size_t>(hint) + kReadPadding);
+    }
+  }
   std::int64_t consumed = 0;  // compressed bytes fed to inflate
   bool member_done = false;   // the last inflate ended a gzip member
   bool pending = false;       // the last inflate filled its output: it may hold more
@@ -180,7 +196,7 @@ Expected<std::string> read_file(const std::string& path, std::int64_t max_bytes)
   unsigned char magic[2] = {0, 0};
   ssize_t got = gz ? ::pread(fd.get(), magic, 2, 0) : 0;
   if (gz && got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-    return read_gzip(fd.get(), path, max_bytes);
+    return read_gzip(fd.get(), path, st.st_size, max_bytes);
   }
   // Not gzip after all (or not named so): the bytes as they are, as gzread would give them.
   if (st.st_size > max_bytes) {

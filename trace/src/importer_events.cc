@@ -163,6 +163,9 @@ class FileParser final : public EventSink {
     where_ = &where;
     // read_file leaves room for the padding: no copy then.
     text.reserve(text.size() + detail::kTextPadding);
+    // Room for one complete event per 160 bytes (Kineto's take ~350): the table is not copied as
+    // it grows, and the part never written is never touched.
+    rank_.events.reserve(text.size() / 160);
     detail::WalkResult r;
     {
       const Stage1As stage1(kernel.name);
@@ -477,10 +480,27 @@ void FileParser::finish() {
     if (a.ts != b.ts) return a.ts < b.ts;
     return a.dur > b.dur;
   };
-  // Our writer's traces arrive in order: no sort (and no copy of the table) for them.
-  if (!std::is_sorted(rank_.events.begin(), rank_.events.end(), before)) {
-    std::stable_sort(rank_.events.begin(), rank_.events.end(), before);
-  }
+  // Our writer's traces arrive in order: no sort (and no copy of the table) for them. Others
+  // sort 24-byte keys (the index keeps equal events in file order, as a stable sort would),
+  // then gather the 96-byte events once.
+  auto& events = rank_.events;
+  if (std::is_sorted(events.begin(), events.end(), before)) return;
+  struct Key {
+    Nanos ts;
+    Nanos dur;
+    std::size_t index;
+  };
+  std::vector<Key> keys(events.size());
+  for (std::size_t i = 0; i < events.size(); ++i) keys[i] = Key{events[i].ts, events[i].dur, i};
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.ts != b.ts) return a.ts < b.ts;
+    if (a.dur != b.dur) return a.dur > b.dur;
+    return a.index < b.index;
+  });
+  std::vector<ImportedEvent> sorted;
+  sorted.reserve(events.size());
+  for (const auto& k : keys) sorted.push_back(events[k.index]);
+  events = std::move(sorted);
 }
 
 // A cut that is not our writer's one-event-per-line layout: close the array after the last
@@ -544,6 +564,9 @@ model::Expected<ImportedRank> import_trace_text(std::string text, const std::str
     rep = fresh;
     FileParser parser(rank, rep);
     DAGSGD_TRY(parser.parse(t, where, *k, window, seen, inside));
+    // Read cleanly, the text is not needed again (a cut one is, for the repair): freed before
+    // the sort, which copies the event table.
+    if (!inside) std::string().swap(t);
     parser.finish();
     return model::ok();
   };
