@@ -3,6 +3,7 @@
 #include "dagsgd/model/io.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -55,6 +56,18 @@ class Fd {
   int fd_;
 };
 
+// Asks for 2 MiB pages under a large read buffer: a 100 MB trace then takes about 50 page
+// faults instead of 25,000 (the kernel's zeroing and faults were a third of an import's time).
+void advise_huge_pages(std::string& s) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  if (s.capacity() < 2 * kHuge) return;
+  const auto begin = reinterpret_cast<std::uintptr_t>(s.data());
+  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
+  const std::uintptr_t last = (begin + s.capacity()) & ~(kHuge - 1);
+  // Advice only: where the kernel does not take it, pages stay 4 KiB.
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+}
+
 // Reads up to `n` bytes; 0 at the end of the file, -1 on error (errno set).
 ssize_t read_some(int fd, char* buf, std::size_t n) {
   for (;;) {
@@ -68,6 +81,7 @@ Expected<std::string> read_plain(int fd, const std::string& path, std::int64_t s
   std::string out;
   // Files of /proc report size 0 and still have content: the hint only reserves.
   if (size_hint > 0) out.reserve(static_cast<std::size_t>(size_hint) + kReadPadding);
+  advise_huge_pages(out);
   std::vector<char> buf(kChunk);
   for (;;) {
     ssize_t got = read_some(fd, buf.data(), buf.size());
@@ -109,6 +123,7 @@ Expected<std::string> read_gzip(int fd, const std::string& path, std::int64_t fi
         static_cast<double>(hint) <= kMaxGzipRatio * static_cast<double>(file_size) +
                                          static_cast<double>(kGzipRatioFloorBytes)) {
       out.reserve(static_cast<std::size_t>(hint) + kReadPadding);
+      advise_huge_pages(out);
     }
   }
   std::int64_t consumed = 0;  // compressed bytes fed to inflate

@@ -2,10 +2,12 @@
 // chosen by the CPU) hands over, interns strings, counts problems per kind with the first
 // offender, applies clock corrections, and repairs cut tails.
 #include <simdjson.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -139,6 +141,17 @@ class Stage1As {
   bool swapped_ = false;
 };
 
+// Asks for 2 MiB pages under the event table (as read_file does under the text): fewer page
+// faults as it fills. Advice only.
+void advise_huge_pages(void* data, std::size_t bytes) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  if (bytes < 2 * kHuge) return;
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
+  const std::uintptr_t last = (begin + bytes) & ~(kHuge - 1);
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+}
+
 // A flow's category (interned per file) and id: Kineto pairs 's' and 'f' records by both.
 struct FlowKey {
   std::int32_t cat = 0;
@@ -166,6 +179,7 @@ class FileParser final : public EventSink {
     // Room for one complete event per 160 bytes (Kineto's take ~350): the table is not copied as
     // it grows, and the part never written is never touched.
     rank_.events.reserve(text.size() / 160);
+    advise_huge_pages(rank_.events.data(), rank_.events.capacity() * sizeof(ImportedEvent));
     detail::WalkResult r;
     {
       const Stage1As stage1(kernel.name);
