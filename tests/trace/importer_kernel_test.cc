@@ -121,7 +121,7 @@ TEST(ImporterKernels, SameImportOfOddRecords) {
           "pid": 12345678901234567, "tid": "9", "args": {"layer": 2147483648, "iteration": 01}}]})",
       R"({"traceEvents": [{"name": "x", "ph": "X", "cat": "cpu_op", "ts": -12.3456, "dur": 1.0005,
           "pid": -3, "tid": 1.5, "id": "abc"}, {"ph": "s", "cat": "ac2g", "id": 3, "ts": 1},
-          {"ph": "f", "cat": "ac2g", "id": 3, "ts": 2}, {"ph": "s", "cat": "fwdbwd", "id": 4}]})",
+          {"ph": "f", "cat": "ac2g", "id": 3, "ts": 2}, {"ph": "s", "cat": "fwdbwd", "id": 4}, {"ph": "s", "cat": "x", "id": "a long string id"}]})",
       R"({"distributedInfo": {"rank": 3, "world_size": 4, "backend": "nc\u0063l"},
           "traceEvents": [{"name": "x", "ph": "X", "cat": "gpu_memcpy", "ts": 5, "dur": 1}, 3]})",
       R"({"traceEvents": [{"name": "x", "ph": "X", "cat": "kernel", "ts": 5, "dur": 1},

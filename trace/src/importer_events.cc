@@ -160,7 +160,9 @@ struct FlowKey {
 };
 struct FlowKeyHash {
   std::size_t operator()(const FlowKey& k) const {
-    return std::hash<std::int64_t>{}(k.id * 31 + k.cat);
+    // In unsigned arithmetic: ids hashed from strings fill all 64 bits.
+    return std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(k.id) * 31 +
+                                      static_cast<std::uint64_t>(k.cat));
   }
 };
 
