@@ -416,6 +416,11 @@ Expected<FabricSpec> HardwareCatalog::fabric(const std::string& name) const {
   return find_by_name(fabrics_, name, "fabric");
 }
 
+double link_capacity(const FabricSpec& f) {
+  return f.measured_allreduce.empty() ? f.achievable_bandwidth
+                                      : std::max(f.achievable_bandwidth, f.nominal_bandwidth);
+}
+
 std::string fabric_to_json(const FabricSpec& f) {
   // Ordered, so the entry reads like the catalog rows (name first, source last).
   nlohmann::ordered_json j = nlohmann::ordered_json::object();

@@ -320,7 +320,7 @@ Expected<void> set_network_fabric(ClusterNetwork& network, const FabricSpec& fab
     return Error{"fabric '" + fabric.name +
                  "' is an intra-node fabric; NICs need an inter-node one (scope inter or both)"};
   }
-  network.nic_bandwidth = fabric.achievable_bandwidth;
+  network.nic_bandwidth = link_capacity(fabric);
   network.nic_latency = fabric.latency;
   network.fabric = fabric.name;
   return ok();

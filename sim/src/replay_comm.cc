@@ -41,8 +41,8 @@ int common_allreduce_ranks(const TraceDag& td) {
 
 // Our runtime observes completions only at progress calls and the wait, so single service
 // times are not measurable; the per-iteration exposed tail is. The bandwidth such that the
-// serialized collectives, started at their measured arrivals, complete when the last of each
-// iteration was measured to complete (0: no such bandwidth).
+// serialized collectives, started at their measured arrivals, complete on average when the last
+// of each iteration after the warm-up was measured to complete (0: no such bandwidth).
 double fit_completion_beta(const TraceDag& td, double pd) {
   auto err = [&](double beta) {
     double e = 0;
@@ -58,7 +58,9 @@ double fit_completion_beta(const TraceDag& td, double pd) {
       prev = start + static_cast<Nanos>(std::llround(t));
       bool last =
           ci + 1 == td.collectives.size() || td.collectives[ci + 1].iteration != c.iteration;
-      if (last) e += static_cast<double>(prev - c.completed);
+      // The warm-up iterations (connection set-up, first touches) stay out of the fit as they
+      // stay out of the mean it is compared with: fitted to them, the steady state came out slow.
+      if (last && c.iteration >= td.warmup) e += static_cast<double>(prev - c.completed);
     }
     return e;
   };
@@ -197,6 +199,16 @@ double fit_to(model::FlowPlan& plan, const model::ClusterTopology& cluster, doub
   return 0;
 }
 
+// Whether the target's measured latencies cover collectives of `p` ranks.
+bool has_curve(const model::Topology& topo, int p) {
+  for (const auto* link : {&topo.intra, &topo.inter}) {
+    for (const auto& m : link->measured) {
+      if (m.ranks == p) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const ReplayOptions& options,
@@ -212,7 +224,9 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
     }
     model::ExchangeConfig cfg;
     cfg.algorithm = info.algorithm;
-    if (info.source == CommSource::kFabric) cfg.stack = options.stack;
+    // A measured curve of this rank count is what the library did on the target: it prices the
+    // collectives, and the stack (if any) only says which transfers they are (flows_for).
+    if (info.source == CommSource::kFabric && !has_curve(topo, p)) cfg.stack = options.stack;
     auto m = model::make_comm_model(topo, cfg);
     if (!m) return m.error();
     auto* raw = m->get();
@@ -238,6 +252,8 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
     topo.inter.measured.clear();
     model::ExchangeConfig cfg;
     cfg.algorithm = info.algorithm == model::kMeasuredAlgorithm ? "auto" : info.algorithm;
+    // The stack's algorithm choice decides which transfers (under a measured curve too).
+    if (info.source == CommSource::kFabric) cfg.stack = options.stack;
     auto f = model::CollectiveFlows::make(topo, cfg, options.cluster->collective_order(p));
     if (!f) return f.error();
     return flows_by_size.emplace(p, std::make_unique<model::CollectiveFlows>(std::move(*f)))
@@ -284,13 +300,17 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
       if (!f) return f.error();
       const auto& ph = out.phases[ci];
       model::FlowPlan plan = (*f)->plan(std::max<std::int64_t>(1, elements));
+      Nanos tail = ph.tail;
       if ((*m)->algorithm_for(elements) == model::kMeasuredAlgorithm) {
         // What was measured there decides how long; the topology, what the transfers share.
+        // The transfers end when the last rank has its result: the slowest rank's latency,
+        // whose spread over the average one is then no longer a tail of its own.
         out.flow_caps[ci] =
-            fit_to(plan, *options.cluster, static_cast<double>(ph.startup + ph.body));
+            fit_to(plan, *options.cluster, static_cast<double>(ph.startup + ph.body + ph.tail));
+        tail = 0;
       }
       out.flows[ci] = std::move(plan);
-      out.phases[ci] = {0, 0, ph.tail};
+      out.phases[ci] = {0, 0, tail};
     }
     ++out.modeled;
   }

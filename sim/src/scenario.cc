@@ -50,7 +50,8 @@ Expected<std::shared_ptr<const model::ClusterTopology>> resolve_cluster(const Ha
   model::NodeType node;
   if (spec.topology.empty()) {
     // The plain two-fabric cluster the analytical formulas assume.
-    node = model::uniform_node_type(h.gpus_per_node, h.intra.achievable_bandwidth, h.intra.latency);
+    node =
+        model::uniform_node_type(h.gpus_per_node, model::link_capacity(h.intra), h.intra.latency);
   } else {
     auto loaded = model::load_node_type(spec.topology);
     if (!loaded) return model::with_context("topology", loaded.error());

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dagsgd/model/format.h"
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/sim/calibrate.h"
@@ -52,6 +53,7 @@ ValidationPrediction Validator::predict(const std::vector<MeasuredRun>& runs, st
   ro.target->nodes = 0;  // the run's own layout
   ro.target->gpus_per_node = 0;
   ro.cluster = hw->cluster;
+  ro.stack = fabric.stack;
   if (host_cpu_model_ && runs[target].cpus > 0) ro.cpus = runs[target].cpus;
   auto r = replay_trace(w->dag(), ro);
   if (!r) {
@@ -69,14 +71,15 @@ std::vector<TargetFabric> ValidationTargets::of(const MeasuredRun& run) const {
   std::vector<TargetFabric> out = {{"profile", profile_fabrics, run.profile + "-profile"}};
   const std::string key = run.profile + "_p" + std::to_string(run.ranks);
   if (auto it = calibrated.find(key); it != calibrated.end()) {
-    out.push_back({"calibrated", it->second, key + "-calibrated"});
+    out.push_back({"calibrated", it->second, key + "-calibrated", cluster_stack});
   }
   return out;
 }
 
 model::Expected<std::string> write_calibrated_fabric(const std::string& log,
                                                      const std::string& profile, int ranks,
-                                                     const std::string& dir) {
+                                                     const std::string& dir,
+                                                     double nominal_bytes_per_s) {
   const std::string stem = profile + "_p" + std::to_string(ranks);
   auto bench = read_benchmark_log(log, ranks, LatencyStatistic::kAuto);
   if (!bench) return bench.error();
@@ -85,6 +88,10 @@ model::Expected<std::string> write_calibrated_fabric(const std::string& log,
   s.description = "emulated cluster profile " + profile + ", " + std::to_string(ranks) + " ranks";
   s.scope = "both";
   s.command = "dagsgd calibrate " + log + " --ranks " + std::to_string(ranks) + " --algorithm ring";
+  if (nominal_bytes_per_s > 0) {
+    s.nominal_bytes_per_s = nominal_bytes_per_s;
+    s.command += " --nominal-gbps " + model::fmt("%g", nominal_bytes_per_s / (1e9 / 8));
+  }
   auto c = calibrate_logs({*bench}, s);
   if (!c) return c.error();
   const std::string path = dir + "/" + stem + "-calibrated.json";
@@ -95,10 +102,18 @@ model::Expected<std::string> write_calibrated_fabric(const std::string& log,
 void ValidationTargets::calibrate(const std::vector<std::string>& profiles,
                                   const std::vector<int>& ranks, const Benchmark& benchmark,
                                   const std::string& dir, std::vector<std::string>& problems) {
+  auto specs = Catalogs::load({profile_fabrics});
   for (std::size_t i = 0; i < profiles.size(); ++i) {
+    // The line rate the entry states: the profile's (its curves give what collectives achieve).
+    double nominal = 0;
+    if (specs) {
+      if (auto f = specs->hardware.fabric(profiles[i] + "-profile"); f) {
+        nominal = f->nominal_bandwidth;
+      }
+    }
     for (int r : ranks) {
       auto log = benchmark(i, r);
-      auto file = log ? write_calibrated_fabric(*log, profiles[i], r, dir)
+      auto file = log ? write_calibrated_fabric(*log, profiles[i], r, dir, nominal)
                       : model::Expected<std::string>(log.error());
       if (!file) problems.push_back(file.error().message);
       if (file) calibrated[profiles[i] + "_p" + std::to_string(r)] = *file;

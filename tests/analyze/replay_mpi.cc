@@ -164,6 +164,30 @@ TEST(ReplayMpi, FlowTierAgreesWithoutSharingAndNamesTheBusiestLinks) {
   const double m = ma["predicted_iteration_s"].get<double>();
   EXPECT_NEAR(mf["predicted_iteration_s"].get<double>(), m, 0.02 * m) << mf.dump();
 
+  // A calibrated entry: the curve (0.1 GB/s at 1 MB) on a wire ten times faster. Under the
+  // stack that made the curve (Open MPI: libnbc's binomial tree for in-place MPI_Iallreduce),
+  // the flow tier caps each collective's transfers to the curve, so collectives in flight
+  // together (wfbp's) overlap on the wire instead of queueing behind each other as in the
+  // analytical tier; a wire no faster than the curve leaves nothing to overlap into.
+  auto calibrated = [&](const std::string& name, double line_gbps) {
+    const std::string f = dir + "/" + name + ".json";
+    std::ofstream(f) << R"({"name": ")" << name << R"(", "description": "test",)"
+                     << R"( "scope": "both", "nominal_gbps": )" << line_gbps
+                     << R"(, "achievable_gbps": 0.8, "latency_us": 10, "source": "test",)"
+                     << R"( "allreduce_measured": [{"ranks": 2, "sizes_bytes": [1000,)"
+                     << R"( 1000000], "latency_us": [100, 10000]}]})";
+    return "--intra " + name + " --inter " + name + " --fabric-file " + f +
+           " --stack openmpi-4.1-tcp";
+  };
+  const double queued =
+      replay(calibrated("wire08", 0.8) + " --network-model analytic")["predicted_iteration_s"];
+  const double slow_wire =
+      replay(calibrated("wire08", 0.8) + " --network-model flow")["predicted_iteration_s"];
+  const double fast_wire =
+      replay(calibrated("wire8", 8) + " --network-model flow")["predicted_iteration_s"];
+  EXPECT_LT(fast_wire, slow_wire);
+  EXPECT_LT(fast_wire, queued);
+
   auto no_target = run_cli("replay " + dir + " --network-model flow");
   EXPECT_EQ(no_target.code, 2);
   EXPECT_NE(no_target.err.find("give --intra and --inter"), std::string::npos) << no_target.err;

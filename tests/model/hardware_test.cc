@@ -103,6 +103,20 @@ TEST(Hardware, JsonRoundTrip) {
   EXPECT_TRUE(back->measured_allreduce.empty());
 }
 
+// The flow tier's wire: a spec entry's achievable bandwidth; a calibrated entry's line rate,
+// since its fitted bandwidth is one collective's (the library's algorithm inside) and its
+// curves price the collectives.
+TEST(Hardware, LinkCapacityIsTheLineRateUnderMeasuredCurves) {
+  FabricSpec f;
+  f.nominal_bandwidth = 12.5e6;
+  f.achievable_bandwidth = 3.9e6;
+  EXPECT_DOUBLE_EQ(link_capacity(f), 3.9e6);
+  f.measured_allreduce.push_back({4, {{32768, 29'000'000}}, {}});
+  EXPECT_DOUBLE_EQ(link_capacity(f), 12.5e6);
+  f.nominal_bandwidth = 1e6;  // never below what a collective was measured to achieve
+  EXPECT_DOUBLE_EQ(link_capacity(f), 3.9e6);
+}
+
 TEST(Hardware, MeasuredAllreduceRoundTrip) {
   FabricSpec f;
   f.name = "bench";

@@ -80,4 +80,10 @@ class HardwareCatalog {
 // so that what `dagsgd calibrate` writes loads back through add_fabric_file.
 std::string fabric_to_json(const FabricSpec& f);
 
+// The rate that concurrent transfers share on a link of this fabric (the flow-level tier): its
+// achievable bandwidth, or for a calibrated entry (one with measured allreduce latencies) its
+// line rate when higher: there the achievable bandwidth is one collective's, fitted under the
+// ring formula with the library's algorithm and costs inside, and the curves price collectives.
+double link_capacity(const FabricSpec& f);
+
 }  // namespace dagsgd::model

@@ -19,6 +19,10 @@ struct ClusterProfile {
   std::string source;
 };
 // Errors name the file and the profile.
+// The software stack the emulated cluster's ranks run (datasets/stacks/): Debian's Open MPI 4.1
+// over TCP between the namespaces, with dagsgd's own training runtime on top.
+inline constexpr const char* kEmulatedClusterStack = "openmpi-4.1-tcp";
+
 model::Expected<std::vector<ClusterProfile>> load_cluster_profiles(const std::string& path);
 
 // A model the experiments train: a short name for tables and the `dagsgd train` flags.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dagsgd/model/expected.h"
+#include "dagsgd/model/stack.h"
 #include "dagsgd/sim/scenario.h"
 #include "dagsgd/sim/trace_replay.h"
 
@@ -39,6 +40,9 @@ struct TargetFabric {
   std::string mode;         // "profile", "calibrated", ...
   std::string fabric_file;  // holds the entry
   std::string fabric_name;
+  // The software stack the prediction assumes (none: the fabric entry alone). Under a measured
+  // curve it only says which transfers a collective makes (docs/communication.md).
+  std::shared_ptr<const model::StackSpec> stack;
 };
 
 struct ValidationPrediction {
@@ -58,10 +62,14 @@ struct ValidationPrediction {
 struct ValidationTargets {
   std::string profile_fabrics;                    // the file with every "<profile>-profile"
   std::map<std::string, std::string> calibrated;  // "<profile>_p<ranks>" -> its fabric file
+  // The software the runs used (the emulated cluster's Open MPI): with mode (b)'s measured
+  // curves it decides the collectives' transfers on the flow-level tier.
+  std::shared_ptr<const model::StackSpec> cluster_stack;
   std::vector<TargetFabric> of(const MeasuredRun& run) const;
   // Mode (b) for each of `profiles` and `ranks`: `benchmark(profile, ranks)` runs the
-  // micro-benchmark there and gives its log, whose fit (write_calibrated_fabric) goes to `dir`
-  // and into `calibrated`; what fails goes to `problems`.
+  // micro-benchmark there and gives its log, whose fit (write_calibrated_fabric, with the line
+  // rate of the profile's entry in `profile_fabrics`) goes to `dir` and into `calibrated`; what
+  // fails goes to `problems`.
   using Benchmark = std::function<model::Expected<std::string>(std::size_t profile, int ranks)>;
   void calibrate(const std::vector<std::string>& profiles, const std::vector<int>& ranks,
                  const Benchmark& benchmark, const std::string& dir,
@@ -69,11 +77,13 @@ struct ValidationTargets {
 };
 
 // Mode (b): fits the allreduce micro-benchmark `log` of `profile` with `ranks` ranks as
-// `dagsgd calibrate LOG --ranks R --algorithm ring` would and writes the fabric entry
+// `dagsgd calibrate LOG --ranks R --algorithm ring --nominal-gbps G` would (G: the profile's
+// line rate, `nominal_bytes_per_s`; 0: the fit's) and writes the fabric entry
 // "<profile>_p<ranks>-calibrated" to `dir`/<that name>.json; returns the file's path.
 model::Expected<std::string> write_calibrated_fabric(const std::string& log,
                                                      const std::string& profile, int ranks,
-                                                     const std::string& dir);
+                                                     const std::string& dir,
+                                                     double nominal_bytes_per_s = 0);
 
 // Replays runs onto target fabrics; each source run is read once.
 class Validator {
