@@ -1,9 +1,9 @@
 // The trace reader's one pass of simdjson On-Demand over a file, included by each
-// importer_kernel_<name>.cc: compiled with that kernel's instruction sets, simdjson's builtin
-// implementation is that kernel, so the walk and its number and key matching use them too.
-// Everything here lives in the kernel's own namespace and hands records to an EventSink, so no
-// function compiled for a wider instruction set is shared with (or chosen by the linker for)
-// the portable code.
+// importer_kernel_<name>.cc (only there: it defines that kernel's entry points): compiled with that
+// kernel's instruction sets, simdjson's builtin implementation is that kernel, so the walk and its
+// number and key matching use them too. Everything here lives in the kernel's own namespace and
+// hands records to an EventSink, so no function compiled for a wider instruction set is shared with
+// (or chosen by the linker for) the portable code.
 #pragma once
 
 #include <simdjson.h>
@@ -604,3 +604,23 @@ inline WalkResult walk_windowed(char* text, std::size_t size, std::size_t capaci
 }
 
 }  // namespace dagsgd::trace::detail::DAGSGD_KERNEL_NS
+
+// The kernel's entry points (importer_kernel.h): walk_<kernel> and <kernel>_kernel_name, the
+// latter the simdjson implementation this file was built as.
+#define DAGSGD_PASTE2(a, b) a##b
+#define DAGSGD_PASTE(a, b) DAGSGD_PASTE2(a, b)
+#define DAGSGD_STRINGIFY2(x) #x
+#define DAGSGD_STRINGIFY(x) DAGSGD_STRINGIFY2(x)
+
+namespace dagsgd::trace::detail {
+
+WalkResult DAGSGD_PASTE(walk_, DAGSGD_KERNEL_NS)(char* text, std::size_t size, std::size_t capacity,
+                                                 EventSink& sink, std::size_t window) {
+  return DAGSGD_KERNEL_NS::walk_windowed(text, size, capacity, sink, window);
+}
+
+const char* DAGSGD_PASTE(DAGSGD_KERNEL_NS, _kernel_name)() {
+  return DAGSGD_STRINGIFY(SIMDJSON_BUILTIN_IMPLEMENTATION);
+}
+
+}  // namespace dagsgd::trace::detail
