@@ -65,7 +65,7 @@ void advise_huge_pages(std::string& s) {
   const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
   const std::uintptr_t last = (begin + s.capacity()) & ~(kHuge - 1);
   // Advice only: where the kernel does not take it, pages stay 4 KiB.
-  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  if (last > first) ::madvise(s.data() + (first - begin), last - first, MADV_HUGEPAGE);
 }
 
 // Reads up to `n` bytes; 0 at the end of the file, -1 on error (errno set).

@@ -149,7 +149,9 @@ void advise_huge_pages(void* data, std::size_t bytes) {
   const auto begin = reinterpret_cast<std::uintptr_t>(data);
   const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
   const std::uintptr_t last = (begin + bytes) & ~(kHuge - 1);
-  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  if (last > first) {
+    ::madvise(static_cast<char*>(data) + (first - begin), last - first, MADV_HUGEPAGE);
+  }
 }
 
 // A flow's category (interned per file) and id: Kineto pairs 's' and 'f' records by both.
