@@ -324,8 +324,8 @@ FlowPlan CollectiveFlows::plan(std::int64_t elements) const {
     const double cap =
         scale > 1 && bare.beta_ns_per_byte > 0 ? 1.0 / (bare.beta_ns_per_byte * scale) : 0;
     for (std::size_t s = 0; s < n; ++s) {
-      out.amounts.push_back({fixed, ph.wire_bytes / nd * phases[k].share * std::min(scale, 1.0),
-                             cap});
+      out.amounts.push_back(
+          {fixed, ph.wire_bytes / nd * phases[k].share * std::min(scale, 1.0), cap});
     }
   }
   DAGSGD_CHECK(out.amounts.size() == out.pattern->phases.size());
