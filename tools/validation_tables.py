@@ -5,7 +5,7 @@ usage: tools/validation_tables.py OUT/validation.json [OTHER/validation.json LAB
 
 Prints the mean and worst absolute error per mode, then per group (model, ranks, overlap, and
 whether the target profile is faster or slower than the source), then every prediction with
-both modes side by side. With a second file (e.g. the same grid re-predicted with
+every mode side by side. With a second file (e.g. the same grid re-predicted with
 `--reuse --no-cpu-model`) the summary gains a column for it, labelled LABEL.
 """
 import json
@@ -26,6 +26,10 @@ def load(path):
     if "predictions" not in doc or "profiles" not in doc:
         fail(f"'{path}': not a dagsgd validate result (no 'predictions')")
     return doc
+
+
+# The modes of `dagsgd validate`, in table order, with their labels.
+MODES = {"profile": "(a)", "calibrated": "(b)", "transfer": "(c)"}
 
 
 def pct(x):
@@ -70,8 +74,9 @@ def main(argv):
         rule += "---:|"
     print(head)
     print(rule)
+    modes = [m for m in MODES if any(p["mode"] == m for p in ok)]
     for name, keep in by:
-        for mode in ("calibrated", "profile"):
+        for mode in modes:
             rows = [p for p in ok if p["mode"] == mode and keep(p)]
             mean, worst, n = stats(rows)
             line = f"| {name} | {mode} | {n} | {mean} | {worst} |"
@@ -81,19 +86,18 @@ def main(argv):
             print(line)
 
     print()
-    print("| source → target | ranks | overlap | model | measured (s) | (a) profile (s) | err (a) "
-          "| (b) calibrated (s) | err (b) |")
-    print("|---|---:|---|---|---:|---:|---:|---:|---:|")
+    print("| source → target | ranks | overlap | model | measured (s) | " +
+          " | ".join(f"{MODES[m]} {m} (s) | err {MODES[m]}" for m in modes) + " |")
+    print("|---|---:|---|---|---:|" + "---:|---:|" * len(modes))
     key = lambda p: (p["source"], p["target"], p["ranks"], p["overlap"], p["model"])
     by_key = {}
     for p in doc["predictions"]:
         by_key.setdefault(key(p), {})[p["mode"]] = p
-    for k, modes in by_key.items():
-        a = modes.get("profile", {})
-        b = modes.get("calibrated", {})
-        measured = (a or b).get("measured_iteration_s")
+    for k, of_key in by_key.items():
+        rows = [of_key.get(m, {}) for m in modes]
+        measured = next(p["measured_iteration_s"] for p in rows if p)
         cells = []
-        for p in (a, b):
+        for p in rows:
             if "predicted_iteration_s" in p:
                 cells += [f"{p['predicted_iteration_s']:.3f}", pct(p["error"])]
             else:

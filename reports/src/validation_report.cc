@@ -26,11 +26,15 @@ std::string mode_label(const std::string& mode) {
   return "(" + mode + ")";
 }
 
+// In the order ValidationTargets::of gives a pair's predictions, whichever pair comes first.
 std::vector<std::string> modes_in(const std::vector<sim::ValidationPrediction>& predictions) {
   std::vector<std::string> modes;
   for (const auto& p : predictions) {
     if (std::find(modes.begin(), modes.end(), p.mode) == modes.end()) modes.push_back(p.mode);
   }
+  std::stable_sort(modes.begin(), modes.end(), [](const std::string& a, const std::string& b) {
+    return mode_label(a) < mode_label(b);
+  });
   return modes;
 }
 
@@ -51,11 +55,8 @@ std::string validation_table(const ValidationReport& r) {
                 "overlap", "model", "measured_s");
   std::string out = line;
   for (const auto& m : modes) {
-    std::snprintf(line, sizeof line, " %12s", ("pred" + mode_label(m) + "_s").c_str());
-    out += line;
-  }
-  if (!modes.empty()) {
-    std::snprintf(line, sizeof line, " %8s", ("err" + mode_label(modes.back())).c_str());
+    std::snprintf(line, sizeof line, " %11s %7s", ("pred" + mode_label(m) + "_s").c_str(),
+                  ("err" + mode_label(m)).c_str());
     out += line;
   }
   out += "\n";
@@ -67,23 +68,21 @@ std::string validation_table(const ValidationReport& r) {
                   r.measured[first.source].profile.c_str(), tgt.profile.c_str(), tgt.ranks,
                   tgt.overlap.c_str(), tgt.model.c_str(), first.measured_s);
     out += line;
-    std::string last_error = "-";
     for (const auto& m : modes) {
       std::string cell = "-";
-      last_error = "-";
+      std::string error = "-";
       if (i < r.predictions.size() && r.predictions[i].mode == m &&
           r.predictions[i].source == first.source && r.predictions[i].target == first.target) {
         const auto& p = r.predictions[i++];
         if (p.ok) {
           cell = fmt("%.4f", p.predicted_s);
-          last_error = fmt("%+.1f%%", p.error * 100);
+          error = fmt("%+.1f%%", p.error * 100);
         }
       }
-      std::snprintf(line, sizeof line, " %12s", cell.c_str());
+      std::snprintf(line, sizeof line, " %11s %7s", cell.c_str(), error.c_str());
       out += line;
     }
-    std::snprintf(line, sizeof line, " %8s\n", last_error.c_str());
-    out += line;
+    out += "\n";
   }
   for (const auto& [mode, s] : sim::summarize(r.predictions)) {
     std::snprintf(line, sizeof line,

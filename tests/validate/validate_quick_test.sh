@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The short `dagsgd validate` (--quick: one source/target pair, 2 ranks, about a minute): it must
-# measure both runs, predict each from the other in both modes, and leave no namespace behind.
+# measure both runs, predict each from the other in all three modes, and leave no namespace behind.
 # Exits 77 (ctest SKIP) when the machine cannot run the emulated cluster.
 set -uo pipefail
 DAGSGD="${1:?usage: validate_quick_test.sh DAGSGD EMUCLUSTER OUTDIR}"
@@ -31,8 +31,9 @@ measured = [m for m in doc["measured"] if "mean_iteration_s" in m]
 assert len(measured) == 2, f"expected 2 measured runs, got {doc['measured']}"
 preds = [p for p in doc["predictions"] if "predicted_iteration_s" in p]
 modes = sorted({p["mode"] for p in preds})
-assert modes == ["calibrated", "profile"], f"predictions in both modes expected, got {modes}"
-assert len(preds) == 4, f"expected 4 predictions (2 directions x 2 modes), got {len(preds)}"
+assert modes == ["calibrated", "profile", "transfer"], f"predictions in 3 modes expected, got {modes}"
+assert len(preds) == 6, f"expected 6 predictions (2 directions x 3 modes), got {len(preds)}"
+assert doc["summary"]["transfer"]["predictions"] == 2, doc["summary"]
 for p in preds:
     assert p["source"] != p["target"] and p["predicted_iteration_s"] > 0, p
 # Mode (b) prices the collectives from the target's measured latencies (average and slowest
@@ -47,7 +48,12 @@ for f in fabrics:
 assert doc["host_cpu_model"] is True, doc["host_cpu_model"]
 replays = glob.glob(os.path.join(out, "predictions", "*_calibrated.json"))
 assert replays and all("host_cpus" in json.load(open(r)) for r in replays), replays
-print("ok: validation.json has 2 measurements and 4 cross-fabric predictions")
+# Mode (c): a stack fitted on each source profile, written where --stack FILE can load it.
+stacks = sorted(glob.glob(os.path.join(out, "fabrics", "*-stack.json")))
+assert len(stacks) == 2, stacks
+for f in stacks:
+    assert json.load(open(f))["schema"] == "dagsgd-stack/1", f
+print("ok: validation.json has 2 measurements and 6 cross-fabric predictions")
 PY
 # The docs' tables come from tools/validation_tables.py (beside the cluster script).
 tables="$(dirname "$EMU")/validation_tables.py"

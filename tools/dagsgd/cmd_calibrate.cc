@@ -11,12 +11,14 @@
 #include "dagsgd/model/stack.h"
 #include "dagsgd/reports/calibrate_report.h"
 #include "dagsgd/sim/calibrate.h"
+#include "dagsgd/sim/calibrate_trace.h"
 
 namespace dagsgd::tools {
 namespace {
 
 struct CalibrateFlags {
   std::vector<std::string> logs;
+  std::string trace;  // a traced run whose collectives stand for the logs
   int ranks = 0;
   std::string algorithm = "ring";
   std::string name;
@@ -44,11 +46,13 @@ struct CalibrateFlags {
 std::string command_line(const CalibrateFlags& f, const std::vector<int>& ranks) {
   std::string cmd = "dagsgd calibrate";
   for (const auto& log : f.logs) cmd += " " + log;
+  if (!f.trace.empty()) cmd += " --trace " + f.trace;
   if (ranks.size() == 1) cmd += " --ranks " + std::to_string(ranks.front());
   if (f.stack.empty()) {
     cmd += " --algorithm " + f.algorithm;
   } else {
-    cmd += " --link " + f.link + " --stack " + f.stack + " --call " + f.call;
+    cmd += " --link " + f.link + " --stack " + f.stack;
+    if (f.trace.empty() || f.given("--call")) cmd += " --call " + f.call;
     if (f.ranks_per_node != 1) cmd += " --ranks-per-node " + std::to_string(f.ranks_per_node);
   }
   if (f.statistic != "auto") cmd += " --statistic " + f.statistic;
@@ -149,6 +153,16 @@ model::Expected<std::vector<sim::BenchmarkLog>> read_logs(const CalibrateFlags& 
   return logs;
 }
 
+// --trace: the run's own collectives (sim/calibrate_trace.h) as the logs.
+model::Expected<std::vector<sim::BenchmarkLog>> trace_logs(const CalibrateFlags& f) {
+  auto t = sim::read_trace_collectives(f.trace);
+  if (!t) return t.error();
+  print_note("dagsgd: note: '" + f.trace + "': " + std::to_string(t->used) +
+             " allreduces alone in flight; left out " + std::to_string(t->overlapped) +
+             " overlapping another, " + std::to_string(t->warmup) + " in the warm-up\n");
+  return std::move(t->logs);
+}
+
 constexpr const char* kHelp =
     "Fit a link's alpha, beta and eager/rendezvous step to an allreduce micro-benchmark log "
     "(OSU or nccl-tests) and print a fabric entry for --fabric-file; with --stack and --link, "
@@ -170,6 +184,10 @@ int run_stack_calibration(const CalibrateFlags& f, const std::vector<sim::Benchm
   sim::StackSettings settings;
   settings.setup.ranks_per_node = f.ranks_per_node;
   settings.setup.call = f.call;
+  // A trace's collectives are the framework's calls.
+  if (!f.trace.empty() && !f.given("--call") && base->framework) {
+    settings.setup.call = base->framework->call;
+  }
   settings.fit_step = !f.no_step;
   settings.name = f.name;
   settings.description = f.description;
@@ -182,14 +200,18 @@ int run_stack_calibration(const CalibrateFlags& f, const std::vector<sim::Benchm
     auto w = model::write_file(f.out, model::stack_to_json(c->fit.stack) + "\n", f.force);
     if (!w) return report_error(w.error().message);
   }
-  print(f.json ? reports::stack_calibration_json(*c, f.logs, f.out)
+  const auto inputs = f.trace.empty() ? f.logs : std::vector<std::string>{f.trace};
+  print(f.json ? reports::stack_calibration_json(*c, inputs, f.out)
                : reports::stack_calibration_text(*c, f.out));
   return kExitOk;
 }
 
 int run_calibrate(const CalibrateFlags& f) {
   if (auto ok = check_flags(f); !ok) return report_error(ok.error().message);
-  auto logs = read_logs(f);
+  if (f.logs.empty() == f.trace.empty() || (!f.trace.empty() && f.stack.empty())) {
+    return report_error("calibrate: give benchmark LOGs, or --trace RUN with --stack");
+  }
+  auto logs = f.trace.empty() ? read_logs(f) : trace_logs(f);
   if (!logs) return report_error(logs.error().message);
   std::vector<int> ranks;
   for (const auto& l : *logs) ranks.push_back(l.series.ranks);
@@ -227,8 +249,10 @@ void add_calibrate(CLI::App& root, Action& action) {
   flags->app = cmd;
   cmd->add_option("logs", flags->logs,
                   "benchmark logs (OSU '# Size Avg Latency(us)' or nccl-tests); several logs "
-                  "(one per rank count) are fitted together")
-      ->required();
+                  "(one per rank count) are fitted together");
+  cmd->add_option("--trace", flags->trace,
+                  "with --stack: fit to a traced run's own allreduces instead (those alone in "
+                  "flight after the warm-up; --call defaults to the stack framework's call)");
   cmd->add_option("--ranks", flags->ranks,
                   "ranks of the allreduce, for one log (default: the trailing number of the file "
                   "name, e.g. allreduce4.log -> 4, or the count the log states)")

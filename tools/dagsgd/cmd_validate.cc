@@ -40,6 +40,7 @@ int run_validate(const ValidateFlags& flags) {
   sim::ValidationTargets targets{f.run.out + "/fabrics/profiles.json",
                                  {},
                                  std::make_shared<const model::StackSpec>(std::move(*stack))};
+  targets.base_stack = runtime::kEmulatedClusterStack;  // what mode (c) fits on each source
   if (auto wrote = runtime::write_profile_fabrics(targets.profile_fabrics, grid->profiles);
       !wrote) {
     return report_error(wrote.error().message, kExitFailure);
@@ -107,7 +108,7 @@ void add_validate(CLI::App& root, Action& action) {
   cmd->add_option("--ranks", f->names.ranks, "rank counts (2,4)")->delimiter(',');
   cmd->add_option("--overlap", f->names.overlaps, "overlap policies (none,wfbp)")->delimiter(',');
   cmd->add_option("--models", f->names.models,
-                  "models: cnn (compute-heavy), mlp-wide (communication-heavy), fc-small, "
+                  "models: cnn (compute-heavy), mlp-wide (communication-heavy), mlp-mid, fc-small, "
                   "fc-wide (cnn,mlp-wide)")
       ->delimiter(',');
   cmd->add_option("--ranks-per-host", f->run.ranks_per_host, "MPI ranks per emulated host (1)")

@@ -36,8 +36,8 @@ struct ValidationReport {
 std::string validation_replay_file(const std::vector<sim::MeasuredRun>& runs,
                                    const sim::ValidationPrediction& p);
 
-// One line per (source, target, configuration) with every mode's prediction and the error of
-// the last mode, then a summary line per mode.
+// One line per (source, target, configuration) with every mode's prediction and its error, then
+// a summary line per mode.
 std::string validation_table(const ValidationReport& r);
 std::string validation_json(const ValidationReport& r);
 

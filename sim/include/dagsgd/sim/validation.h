@@ -35,13 +35,15 @@ struct MeasuredRun {
 };
 
 // What a prediction knows of the target fabric: a catalog entry (e.g. the profile's rate and
-// latency, mode (a), or a fit of a micro-benchmark run there, mode (b)).
+// latency, mode (a), or a fit of a micro-benchmark run there, mode (b)), and for mode (c) the
+// software stack calibrated on the source's fabric.
 struct TargetFabric {
-  std::string mode;         // "profile", "calibrated", ...
+  std::string mode;         // "profile", "calibrated", "transfer"
   std::string fabric_file;  // holds the entry
   std::string fabric_name;
-  // The software stack the prediction assumes (none: the fabric entry alone). Under a measured
-  // curve it only says which transfers a collective makes (docs/communication.md).
+  // The software stack the prediction assumes (none: the fabric entry alone): mode (c)'s stack
+  // fitted on the source; under mode (b)'s measured curve it only says which transfers a
+  // collective makes (docs/communication.md).
   std::shared_ptr<const model::StackSpec> stack;
 };
 
@@ -58,18 +60,26 @@ struct ValidationPrediction {
 };
 
 // The fabric entries a run can be predicted onto: its profile's (mode (a), written by
-// runtime::write_profile_fabrics) and, where the micro-benchmark ran, a fit of it (mode (b)).
+// runtime::write_profile_fabrics), where the micro-benchmark ran on the target a fit of it
+// (mode (b)), and where it ran on the source the target's profile entry with the stack fitted
+// on the source (mode (c), "transfer").
 struct ValidationTargets {
   std::string profile_fabrics;                    // the file with every "<profile>-profile"
   std::map<std::string, std::string> calibrated;  // "<profile>_p<ranks>" -> its fabric file
   // The software the runs used (the emulated cluster's Open MPI): with mode (b)'s measured
   // curves it decides the collectives' transfers on the flow-level tier.
   std::shared_ptr<const model::StackSpec> cluster_stack;
-  std::vector<TargetFabric> of(const MeasuredRun& run) const;
-  // Mode (b) for each of `profiles` and `ranks`: `benchmark(profile, ranks)` runs the
-  // micro-benchmark there and gives its log, whose fit (write_calibrated_fabric, with the line
-  // rate of the profile's entry in `profile_fabrics`) goes to `dir` and into `calibrated`; what
-  // fails goes to `problems`.
+  // Mode (c): "<profile>_p<ranks>" -> the stack fitted there (its file, and as loaded from it).
+  std::map<std::string, std::string> transfer;
+  std::map<std::string, std::shared_ptr<const model::StackSpec>> transfer_stacks;
+  std::string base_stack = "openmpi-4.1-tcp";  // what mode (c) fits (the cluster's software)
+  // `target` predicted from `source` (a run of the same configuration on another profile).
+  std::vector<TargetFabric> of(const MeasuredRun& source, const MeasuredRun& target) const;
+  // Modes (b) and (c) for each of `profiles` and `ranks`: `benchmark(profile, ranks)` runs the
+  // micro-benchmark there and gives its log; its fabric fit (write_calibrated_fabric, with the
+  // line rate of the profile's entry in `profile_fabrics`) goes to `dir` and into `calibrated`,
+  // its stack fit (write_transfer_stack) to `dir` and into `transfer`; what fails goes to
+  // `problems`.
   using Benchmark = std::function<model::Expected<std::string>(std::size_t profile, int ranks)>;
   void calibrate(const std::vector<std::string>& profiles, const std::vector<int>& ranks,
                  const Benchmark& benchmark, const std::string& dir,
@@ -84,6 +94,21 @@ model::Expected<std::string> write_calibrated_fabric(const std::string& log,
                                                      const std::string& profile, int ranks,
                                                      const std::string& dir,
                                                      double nominal_bytes_per_s = 0);
+
+// Mode (c): fits `base_stack`'s library to the in-place non-blocking allreduce micro-benchmark
+// `log` of `profile` with `ranks` ranks, its link being the profile's entry "<profile>-profile"
+// of `profile_fabrics`, as `dagsgd calibrate LOG --ranks R --stack BASE --link <profile>-profile
+// --fabric-file PROFILE_FABRICS --call iallreduce_in_place` would with the base's bandwidth
+// limit an efficiency (emulated_cluster_stack), and writes the stack to
+// `dir`/<profile>_p<ranks>-stack.json (for --stack FILE); returns the file's path.
+model::Expected<std::string> write_transfer_stack(const std::string& log,
+                                                  const std::string& profile, int ranks,
+                                                  const std::string& profile_fabrics,
+                                                  const std::string& base_stack,
+                                                  const std::string& dir);
+// `base_stack` as it runs on the emulated cluster: limited by the shaped links, not by its TCP
+// streams (library.bandwidth_limit "efficiency", with the reason as its source).
+model::Expected<model::StackSpec> emulated_cluster_stack(const std::string& base_stack);
 
 // Replays runs onto target fabrics; each source run is read once.
 class Validator {
