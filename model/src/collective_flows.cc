@@ -319,8 +319,13 @@ FlowPlan CollectiveFlows::plan(std::int64_t elements) const {
     }
     const Phase step{ph.link, ph.messages / nd, ph.message_bytes, 0, ph.reduce_bytes / nd};
     const double fixed = detail::phase_cost(step, link);
+    // The stack's bandwidth limit: each transfer at most its share of the bare link.
+    const LinkCost& bare = intra ? topo_.intra : topo_.inter;
+    const double cap =
+        scale > 1 && bare.beta_ns_per_byte > 0 ? 1.0 / (bare.beta_ns_per_byte * scale) : 0;
     for (std::size_t s = 0; s < n; ++s) {
-      out.amounts.push_back({fixed, ph.wire_bytes / nd * phases[k].share * scale});
+      out.amounts.push_back(
+          {fixed, ph.wire_bytes / nd * phases[k].share * std::min(scale, 1.0), cap});
     }
   }
   DAGSGD_CHECK(out.amounts.size() == out.pattern->phases.size());

@@ -3,6 +3,7 @@
 #include "dagsgd/model/io.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -18,6 +19,8 @@ namespace dagsgd::model {
 namespace {
 
 constexpr std::size_t kChunk = std::size_t{1} << 16;
+// Room left after the text for simdjson's padding, so that the trace reader does not copy it.
+constexpr std::size_t kReadPadding = 64;
 
 std::string human_bytes(std::int64_t n) {
   if (n >= (std::int64_t{1} << 30) && n % (std::int64_t{1} << 30) == 0) {
@@ -53,6 +56,18 @@ class Fd {
   int fd_;
 };
 
+// Asks for 2 MiB pages under a large read buffer: a 100 MB trace then takes about 50 page
+// faults instead of 25,000 (the kernel's zeroing and faults were a third of an import's time).
+void advise_huge_pages(std::string& s) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  if (s.capacity() < 2 * kHuge) return;
+  const auto begin = reinterpret_cast<std::uintptr_t>(s.data());
+  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
+  const std::uintptr_t last = (begin + s.capacity()) & ~(kHuge - 1);
+  // Advice only: where the kernel does not take it, pages stay 4 KiB.
+  if (last > first) ::madvise(s.data() + (first - begin), last - first, MADV_HUGEPAGE);
+}
+
 // Reads up to `n` bytes; 0 at the end of the file, -1 on error (errno set).
 ssize_t read_some(int fd, char* buf, std::size_t n) {
   for (;;) {
@@ -65,7 +80,8 @@ Expected<std::string> read_plain(int fd, const std::string& path, std::int64_t s
                                  std::int64_t max_bytes) {
   std::string out;
   // Files of /proc report size 0 and still have content: the hint only reserves.
-  if (size_hint > 0) out.reserve(static_cast<std::size_t>(size_hint));
+  if (size_hint > 0) out.reserve(static_cast<std::size_t>(size_hint) + kReadPadding);
+  advise_huge_pages(out);
   std::vector<char> buf(kChunk);
   for (;;) {
     ssize_t got = read_some(fd, buf.data(), buf.size());
@@ -82,7 +98,8 @@ Expected<std::string> read_plain(int fd, const std::string& path, std::int64_t s
 
 // Streaming inflate of gzip (or zlib) members, concatenated members included; stops as soon as
 // the output passes `max_bytes` or the inflate ratio passes kMaxGzipRatio.
-Expected<std::string> read_gzip(int fd, const std::string& path, std::int64_t max_bytes) {
+Expected<std::string> read_gzip(int fd, const std::string& path, std::int64_t file_size,
+                                std::int64_t max_bytes) {
   z_stream z{};
   // 15 + 32: a 32 KiB window, gzip or zlib header detected.
   if (inflateInit2(&z, 15 + 32) != Z_OK) {
@@ -95,6 +112,20 @@ Expected<std::string> read_gzip(int fd, const std::string& path, std::int64_t ma
   std::vector<unsigned char> in(kChunk);
   std::vector<unsigned char> out_buf(kChunk);
   std::string out;
+  // The gzip trailer states the inflated size (mod 2^32): reserved up front (within the limits
+  // below), the text is inflated in place rather than grown and copied.
+  unsigned char isize[4] = {0, 0, 0, 0};
+  if (file_size >= 18 && ::pread(fd, isize, 4, file_size - 4) == 4) {
+    const auto hint = static_cast<std::int64_t>(
+        static_cast<std::uint32_t>(isize[0]) | static_cast<std::uint32_t>(isize[1]) << 8 |
+        static_cast<std::uint32_t>(isize[2]) << 16 | static_cast<std::uint32_t>(isize[3]) << 24);
+    if (hint <= max_bytes &&
+        static_cast<double>(hint) <= kMaxGzipRatio * static_cast<double>(file_size) +
+                                         static_cast<double>(kGzipRatioFloorBytes)) {
+      out.reserve(static_cast<std::size_t>(hint) + kReadPadding);
+      advise_huge_pages(out);
+    }
+  }
   std::int64_t consumed = 0;  // compressed bytes fed to inflate
   bool member_done = false;   // the last inflate ended a gzip member
   bool pending = false;       // the last inflate filled its output: it may hold more
@@ -180,7 +211,7 @@ Expected<std::string> read_file(const std::string& path, std::int64_t max_bytes)
   unsigned char magic[2] = {0, 0};
   ssize_t got = gz ? ::pread(fd.get(), magic, 2, 0) : 0;
   if (gz && got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-    return read_gzip(fd.get(), path, max_bytes);
+    return read_gzip(fd.get(), path, st.st_size, max_bytes);
   }
   // Not gzip after all (or not named so): the bytes as they are, as gzread would give them.
   if (st.st_size > max_bytes) {

@@ -58,12 +58,14 @@ model::Expected<std::vector<ClusterProfile>> load_cluster_profiles(const std::st
 }
 
 // `mlp-wide` is the communication-heavy one: 1.86 M parameters (7.4 MB of fp32 gradient per
-// iteration) against ~0.7 GFLOP of compute per rank and iteration at batch 64; fc-wide.json
+// iteration) against ~0.7 GFLOP of compute per rank and iteration at batch 64; `mlp-mid` (0.67 M
+// parameters, 2.7 MB) and `fc-small` (0.24 M, 0.94 MB) sit between it and `cnn`; fc-wide.json
 // (36.8 M parameters, 147 MB) would take seconds per iteration on these links.
 const std::vector<TrainingModel>& training_models() {
   static const std::vector<TrainingModel> kModels = {
       {"cnn", "compute-heavy", {"--model", "cnn"}},
       {"mlp-wide", "communication-heavy", {"--model", "mlp", "--widths", "1024,1024"}},
+      {"mlp-mid", "balanced", {"--model", "mlp", "--widths", "512,512"}},
       {"fc-small", "communication-light mlp", {"--model", "fc-small"}},
       {"fc-wide", "communication-heavy (slow)", {"--model", "fc-wide"}},
   };

@@ -122,6 +122,9 @@ double isolated_time_ns(const model::ClusterTopology& cluster, const model::Flow
       rate = std::min(rate, cluster.links()[static_cast<std::size_t>(link)].bandwidth * 1e-9 *
                                 bandwidth_scale / count);
     }
+    if (plan.amounts[k].rate_cap > 0 && std::isfinite(rate)) {
+      rate = std::min(rate, plan.amounts[k].rate_cap * bandwidth_scale);
+    }
     if (std::isfinite(rate)) t += plan.amounts[k].bytes / rate;
   }
   return t;
@@ -129,7 +132,7 @@ double isolated_time_ns(const model::ClusterTopology& cluster, const model::Flow
 
 FlowNetwork::FlowNetwork(std::shared_ptr<const model::ClusterTopology> cluster,
                          double bandwidth_scale)
-    : cluster_(std::move(cluster)) {
+    : cluster_(std::move(cluster)), bandwidth_scale_(bandwidth_scale) {
   DAGSGD_CHECK(cluster_ != nullptr && bandwidth_scale > 0);
   for (const auto& l : cluster_->links()) capacity_.push_back(l.bandwidth * 1e-9 * bandwidth_scale);
 }
@@ -211,7 +214,10 @@ void FlowNetwork::recompute_rates() {
   for (auto& r : running_) {
     if (!r.transferring) continue;
     usage.push_back(r.usage);
-    caps.push_back(r.what->cap);
+    // The tighter of the collective's cap (a measured curve's) and its phase's (a stack's).
+    const double phase_cap = r.what->plan.amounts[r.phase].rate_cap * bandwidth_scale_;
+    const double cap = r.what->cap;
+    caps.push_back(phase_cap > 0 && (cap <= 0 || phase_cap < cap) ? phase_cap : cap);
     who.push_back(&r);
   }
   if (who.empty()) return;

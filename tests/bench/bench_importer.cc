@@ -30,6 +30,7 @@ void reset_peak() {
 }
 
 // The shared trace's events repeated `copies` times (same times: the reader does not care).
+// 1, 10 and 32 copies: 9.8, 98 and 313 MB.
 std::string synthetic_trace(int copies) {
   auto text = dagsgd::model::read_file(std::string(DAGSGD_BENCH_SHARED_DATA) +
                                        "/traces/kineto/nccl_data.json.gz");
@@ -58,7 +59,10 @@ void BM_ImportKineto(benchmark::State& state) {
   std::size_t events = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    std::string copy = text;  // the importer owns its input, as after read_file
+    // The importer owns its input, as after read_file, which leaves room for simdjson's padding.
+    std::string copy;
+    copy.reserve(text.size() + 64);
+    copy = text;
     reset_peak();
     long before = status_kb("VmRSS:");
     state.ResumeTiming();
@@ -84,7 +88,7 @@ void BM_ImportKineto(benchmark::State& state) {
   state.counters["events"] = static_cast<double>(events);
   state.counters["peak_over_input"] = peak_ratio;
 }
-BENCHMARK(BM_ImportKineto)->Arg(1)->Arg(8)->Arg(32)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ImportKineto)->Arg(1)->Arg(10)->Arg(32)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ImportKineto)->Name("BM_ImportKineto/smoke")->Arg(1)->Iterations(1);
 
 }  // namespace

@@ -108,7 +108,7 @@ void add_validate(CLI::App& root, Action& action) {
   cmd->add_option("--ranks", f->names.ranks, "rank counts (2,4)")->delimiter(',');
   cmd->add_option("--overlap", f->names.overlaps, "overlap policies (none,wfbp)")->delimiter(',');
   cmd->add_option("--models", f->names.models,
-                  "models: cnn (compute-heavy), mlp-wide (communication-heavy), fc-small, "
+                  "models: cnn (compute-heavy), mlp-wide (communication-heavy), mlp-mid, fc-small, "
                   "fc-wide (cnn,mlp-wide)")
       ->delimiter(',');
   cmd->add_option("--ranks-per-host", f->run.ranks_per_host, "MPI ranks per emulated host (1)")

@@ -30,6 +30,10 @@ struct FlowPattern {
 struct FlowPhaseAmount {
   double fixed = 0;  // ns before the transfers: startups (+ rendezvous) and reduction
   double bytes = 0;  // carried by every transfer of the phase
+  // bytes/ns one transfer can reach whatever the links leave it (0: no limit): a stack's
+  // efficiency or per-connection rate is a property of each transfer, not of the wire, so
+  // transfers in flight together still fill the wire.
+  double rate_cap = 0;
 };
 
 struct FlowPlan {

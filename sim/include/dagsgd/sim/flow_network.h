@@ -98,6 +98,7 @@ class FlowNetwork final : public TaskTimer {
   double next_exact() const;
 
   std::shared_ptr<const model::ClusterTopology> cluster_;
+  double bandwidth_scale_ = 1;    // also scales the plans' per-transfer caps
   std::vector<double> capacity_;  // bytes/ns per link
   std::unordered_map<model::TaskId, Assigned> assigned_;
   // Usage per (pattern, phase), made once.

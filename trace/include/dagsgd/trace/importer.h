@@ -125,7 +125,16 @@ struct ImportOptions {
   // Estimate per-rank clock offsets from collectives and apply them (Kineto only: our own
   // traces are already aligned, and the estimate is only reported for them).
   bool align_clocks = true;
+  // The simdjson kernel the JSON walk runs ("icelake", "haswell", "fallback"; one of
+  // import_kernels()); empty: the best this CPU runs. For tests that compare kernels.
+  std::string kernel;
+  // How much of traceEvents the reader indexes at a time (0: its default, 1 MiB). For tests.
+  std::size_t window_bytes = 0;
 };
+
+// The kernels the trace reader is built for that this CPU runs, best first: the JSON walk is
+// compiled once per simdjson kernel and the first is what imports use.
+std::vector<std::string> import_kernels();
 
 // One file (uncompressed text already in memory). `rank_hint` is used when the trace does not
 // say its rank. Fails when the text is not a trace at all (no JSON object with traceEvents), is
@@ -135,6 +144,11 @@ struct ImportOptions {
 // dur ("missing dur"), args that do not fit their fields ("bad args value").
 model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
                                                 int rank_hint, FileReport& report);
+// The same with ImportOptions::kernel and window_bytes (the rest is import_run's); an Error when
+// this CPU does not run the kernel named.
+model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
+                                                int rank_hint, FileReport& report,
+                                                const ImportOptions& options);
 
 // A run: one directory (a dagsgd run directory with manifest.json, or a directory of Kineto
 // .json/.json.gz files) or a list of trace files. Refused (an Error naming the files): rank

@@ -1,0 +1,202 @@
+// The trace reader's JSON walk is built once per simdjson kernel and chosen by the CPU, and reads
+// traceEvents in windows: every kernel this CPU runs and every window size must import every
+// trace identically (events, strings, report, the DAG built from it), on the shared and the
+// repository's traces, the fuzz corpus and odd inputs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dagsgd/model/io.h"
+#include "dagsgd/trace/importer.h"
+#include "dagsgd/trace/trace_dag.h"
+
+namespace dagsgd::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Everything an import gives, as text: two kernels agree when their texts are equal.
+std::string dump(const model::Expected<ImportedRank>& r, const FileReport& rep) {
+  std::ostringstream o;
+  if (!r.ok()) {
+    o << "error: " << r.error().message << "\n";
+    return o.str();
+  }
+  o << "rank " << r->rank << " world " << r->world_size << " stated " << r->world_size_stated
+    << " backend " << r->backend << " run " << r->run_id << " pid " << r->cpu_pid << "\n";
+  for (const auto& s : r->strings) o << "s " << s << "\n";
+  for (const auto& [tid, name] : r->thread_names) o << "thread " << tid << " " << name << "\n";
+  for (const auto& e : r->events) {
+    o << e.ts << " " << e.dur << " " << e.tid << " " << e.correlation << " " << e.bytes << " "
+      << e.wait_on_corr << " " << e.name << " " << e.collective << " " << e.algorithm << " "
+      << e.layer << " " << e.iteration << " " << e.bucket << " " << e.group_size << " "
+      << e.wait_on_stream << " " << e.device << " " << static_cast<int>(e.category) << " "
+      << static_cast<int>(e.phase) << " " << e.gpu << "\n";
+  }
+  o << "report " << rep.bytes << " " << rep.events << " " << rep.complete_events << " "
+    << rep.flows_matched << " " << rep.flows_unmatched << " " << rep.flows_end_only << " "
+    << rep.metadata << " " << rep.truncated << " " << rep.dropped_bytes << " "
+    << rep.drift_corrected << "\n";
+  for (auto c : rep.by_category) o << c << " ";
+  o << "\n";
+  for (const auto& p : rep.problems)
+    o << "problem " << p.kind << " " << p.count << " " << p.first << "\n";
+  return o.str();
+}
+
+std::string import_with(const std::string& text, const std::string& kernel,
+                        std::size_t window = 0) {
+  FileReport rep;
+  ImportOptions o;
+  o.kernel = kernel;
+  o.window_bytes = window;
+  auto r = import_trace_text(text, "t.json", 0, rep, o);
+  return dump(r, rep);
+}
+
+// The text of every file under `dir` (plain or gzip).
+std::vector<std::pair<std::string, std::string>> texts_under(const std::string& dir) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::error_code ec;
+  for (const auto& ent : fs::recursive_directory_iterator(dir, ec)) {
+    if (!ent.is_regular_file()) continue;
+    auto text = model::read_file(ent.path().string());
+    if (text.ok()) out.emplace_back(ent.path().string(), std::move(*text));
+  }
+  return out;
+}
+
+TEST(ImporterKernels, NamedDistinctPortableLast) {
+  const auto kernels = import_kernels();
+  ASSERT_FALSE(kernels.empty());
+  EXPECT_EQ(std::set<std::string>(kernels.begin(), kernels.end()).size(), kernels.size());
+#if defined(__x86_64__)
+  // The portable build is simdjson's baseline kernel, and every CPU runs it.
+  EXPECT_EQ(kernels.back(), "fallback");
+#endif
+  FileReport rep;
+  ImportOptions o;
+  o.kernel = "no-such-kernel";
+  auto r = import_trace_text("{\"traceEvents\": []}", "t.json", 0, rep, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("no-such-kernel"), std::string::npos) << r.error().message;
+}
+
+std::vector<std::pair<std::string, std::string>> every_trace() {
+  std::vector<std::pair<std::string, std::string>> inputs;
+  for (const std::string& dir :
+       {std::string(DAGSGD_SHARED_DATA) + "/traces",
+        std::string(DAGSGD_SOURCE_DIR) + "/datasets/samples/kineto",
+        std::string(DAGSGD_SOURCE_DIR) + "/tests/fuzz/corpus/importer",
+        std::string(DAGSGD_SOURCE_DIR) + "/tests/fuzz/regressions/importer"}) {
+    for (auto& t : texts_under(dir)) inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+TEST(ImporterKernels, SameImportOfEveryTrace) {
+  const auto kernels = import_kernels();
+  const auto inputs = every_trace();
+  ASSERT_GE(inputs.size(), 10u);
+  for (const auto& [path, text] : inputs) {
+    const std::string want = import_with(text, kernels.front());
+    for (std::size_t k = 1; k < kernels.size(); ++k) {
+      EXPECT_EQ(import_with(text, kernels[k]), want)
+          << path << ": " << kernels[k] << " and " << kernels.front();
+    }
+  }
+}
+
+// What the walk reads by hand rather than through simdjson's general calls: escaped keys and
+// strings, numbers at the edges of the fast paths, records that break.
+TEST(ImporterKernels, SameImportOfOddRecords) {
+  const std::vector<std::string> texts = {
+      R"({"traceEvents": [{"n\u0061me": "a\"b", "ph": "X", "cat": "kernel", "ts": 1.5, "dur": 2,
+          "args": {"str\u0065am": 7, "bytes": "12", "Group size": 2.6, "device": -0}}]})",
+      R"({"traceEvents": [{"name": "x", "ph": "X", "cat": "cpu_op", "ts": 1e3, "dur": 0.0004,
+          "pid": 12345678901234567, "tid": "9", "args": {"layer": 2147483648, "iteration": 01}}]})",
+      R"({"traceEvents": [{"name": "x", "ph": "X", "cat": "cpu_op", "ts": -12.3456, "dur": 1.0005,
+          "pid": -3, "tid": 1.5, "id": "abc"}, {"ph": "s", "cat": "ac2g", "id": 3, "ts": 1},
+          {"ph": "f", "cat": "ac2g", "id": 3, "ts": 2}, {"ph": "s", "cat": "fwdbwd", "id": 4}, {"ph": "s", "cat": "x", "id": "a long string id"}]})",
+      R"({"distributedInfo": {"rank": 3, "world_size": 4, "backend": "nc\u0063l"},
+          "traceEvents": [{"name": "x", "ph": "X", "cat": "gpu_memcpy", "ts": 5, "dur": 1}, 3]})",
+      R"({"traceEvents": [{"name": "x", "ph": "X", "cat": "kernel", "ts": 5, "dur": 1},
+          {"name": "y", "ph": "X", "cat": "kernel", "ts": 4, "dur": 9999999999999999999}]})",
+      R"({"traceEvents": [{"name": "x", "ph": "X", "cat": "kernel", "ts": 5, "dur": 1},
+          {"name": "y", "ph": "X", "cat": "kernel", "ts": 4, "du)",
+      R"({"traceEvents": [{"name": 5, "ph": "X", "cat": "mystery", "ts": tru, "dur": 1}]})",
+      R"({"distributedInfo": {"rank": 99999999}, "traceEvents": []})",
+      R"([1, 2])",
+      R"({"traceEvents": {}})",
+  };
+  const auto kernels = import_kernels();
+  for (const auto& text : texts) {
+    const std::string want = import_with(text, kernels.front());
+    for (std::size_t k = 1; k < kernels.size(); ++k) {
+      EXPECT_EQ(import_with(text, kernels[k]), want) << text << ": " << kernels[k];
+    }
+  }
+}
+
+// Windows of a few events (and smaller than one: the window grows), cut wherever "}," is,
+// inside strings and nested objects included: the import of the whole text.
+TEST(ImporterKernels, WindowsChangeNothing) {
+  const std::string kernel = import_kernels().front();
+  auto inputs = every_trace();
+  inputs.emplace_back("strings", R"({"traceEvents": [{"name": "a},b", "ph": "X", "cat": "kernel",
+      "ts": 1, "dur": 1, "args": {"x": {"y": 1}, "z": 2}}, {"name": "c},\"d", "ph": "X",
+      "cat": "kernel", "ts": 2, "dur": 1}], "deviceProperties": [{"id": 0}, {"id": 1}],
+      "distributedInfo": {"rank": 1}, "x": "},"})");
+  inputs.emplace_back("twice", R"({"traceEvents": [{"name": "a", "ph": "X", "cat": "kernel",
+      "ts": 1, "dur": 1}, {"name": "b"}], "traceEvents": [{"name": "c", "ph": "X",
+      "cat": "kernel", "ts": 2, "dur": 1}, {"ph": "M"}]})");
+  // The array closed early by a stray ']': what follows is not the root's fields.
+  inputs.emplace_back("early end", R"({"traceEvents": [{"name": "a", "ph": "X", "cat": "kernel",
+      "ts": 1, "dur": 1, "args": {"x": 1}}], {"name": "b", "ph": "X", "cat": "kernel", "ts": 2,
+      "dur": 1}, {"name": "c"}]})");
+  inputs.emplace_back("empty", R"({"traceEvents": [], "a": [{"b": 1}, {"c": 2}]})");
+  inputs.emplace_back("cut", R"({"traceEvents": [{"name": "a", "ph": "X", "cat": "kernel",
+      "ts": 1, "dur": 1}, {"name": "b", "ph": "X", "cat": "kernel", "ts": 2, "dur": 1}, {"na)");
+  for (const auto& [path, text] : inputs) {
+    const std::string want = import_with(text, kernel, std::size_t{1} << 40);
+    for (std::size_t window :
+         {std::size_t{0}, std::size_t{1000}, std::size_t{97}, std::size_t{8}}) {
+      // The shared traces are large: only the default and a 1000-byte window for them.
+      if (text.size() > 1'000'000 && window > 0 && window < 1000) continue;
+      EXPECT_EQ(import_with(text, kernel, window), want) << path << ": window " << window;
+    }
+  }
+}
+
+TEST(ImporterKernels, SameDagFromEveryKernel) {
+  const std::string kineto = std::string(DAGSGD_SHARED_DATA) + "/traces/kineto/";
+  for (const auto& files : std::vector<std::vector<std::string>>{
+           {kineto + "nccl_data.json.gz"},
+           {kineto + "sampled_rank-0.json.gz", kineto + "sampled_rank-1.json.gz"}}) {
+    std::string want;
+    for (const auto& kernel : import_kernels()) {
+      ImportOptions o;
+      o.kernel = kernel;
+      auto run = import_run(files, o);
+      ASSERT_TRUE(run.ok()) << run.error().message;
+      auto dag = build_trace_dag(*run);
+      ASSERT_TRUE(dag.ok()) << dag.error().message;
+      std::ostringstream s;
+      s << dag->dag.task_count() << " tasks, " << dag->dag.edge_count() << " edges, "
+        << dag->collectives.size() << " collectives\n";
+      for (const auto& t : dag->tasks) {
+        s << t.rank << " " << t.event << " " << t.collective << " " << t.name << " "
+          << t.measured_start << " " << t.measured_dur << "\n";
+      }
+      if (want.empty()) want = s.str();
+      EXPECT_EQ(s.str(), want) << files[0] << ": " << kernel;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dagsgd::trace

@@ -1,0 +1,634 @@
+// The trace reader's portable part: classifies each record the JSON walk (importer_kernel_*.cc,
+// chosen by the CPU) hands over, interns strings, counts problems per kind with the first
+// offender, applies clock corrections, and repairs cut tails.
+#include <simdjson.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "dagsgd/model/io.h"
+#include "dagsgd/trace/importer.h"
+#include "dagsgd/trace/trace_repair.h"
+#include "importer_kernel.h"
+
+namespace dagsgd::trace {
+
+namespace detail {
+
+std::span<const Kernel> runnable_kernels() {
+  static const std::vector<Kernel> kernels = [] {
+    std::vector<Kernel> wide;
+#ifdef DAGSGD_KERNEL_ICELAKE
+    wide.push_back(Kernel{icelake_kernel_name(), walk_icelake});
+#endif
+#ifdef DAGSGD_KERNEL_HASWELL
+    wide.push_back(Kernel{haswell_kernel_name(), walk_haswell});
+#endif
+    std::vector<Kernel> out;
+    // simdjson's own test of the instruction sets its kernel of that name needs.
+    for (const auto& k : wide) {
+      const simdjson::implementation* impl = simdjson::get_available_implementations()[k.name];
+      if (impl != nullptr && impl->supported_by_runtime_system()) out.push_back(k);
+    }
+    out.push_back(Kernel{portable_kernel_name(), walk_portable});
+    return out;
+  }();
+  return kernels;
+}
+
+}  // namespace detail
+
+std::vector<std::string> import_kernels() {
+  std::vector<std::string> names;
+  for (const auto& k : detail::runnable_kernels()) names.emplace_back(k.name);
+  return names;
+}
+
+namespace {
+
+using detail::EventSink;
+using detail::InfoField;
+using detail::Kernel;
+using detail::kMaxRanks;
+using detail::RawEvent;
+using detail::WalkStatus;
+using model::Nanos;
+
+// Kineto categories that carry nothing the DAG needs; skipped without complaint.
+bool ignorable_category(std::string_view c) {
+  static constexpr std::array<std::string_view, 12> kIgnored = {
+      "Trace",        "python_function", "cuda_profiler_range", "ac2g",
+      "fwdbwd",       "overhead",        "gpu_memory",          "cpu_instant_event",
+      "user_instant", "Runtime",         "cuda_driver_event",   "Kernel"};
+  return std::find(kIgnored.begin(), kIgnored.end(), c) != kIgnored.end();
+}
+
+std::optional<EventCategory> known_category(std::string_view c, std::string_view name) {
+  if (c == cat::kKernel) return EventCategory::kKernel;
+  if (c == cat::kGpuMemcpy) return EventCategory::kMemcpy;
+  if (c == cat::kGpuMemset) return EventCategory::kMemset;
+  if (c == cat::kCudaRuntime || c == cat::kCudaDriver) return EventCategory::kRuntime;
+  if (c == cat::kCudaSync) return EventCategory::kSync;
+  if (c == cat::kUserAnnotation) return EventCategory::kAnnotation;
+  if (c == cat::kGpuUserAnnotation) return EventCategory::kGpuAnnotation;
+  if (c == cat::kCpuOp || c == "operator") {
+    return name.substr(0, 4) == "MPI_" ? EventCategory::kMpi : EventCategory::kCpuOp;
+  }
+  if (c == "mpi") return EventCategory::kMpi;
+  return std::nullopt;
+}
+
+int dtype_size(std::string_view d) {
+  std::string s(d);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (s == "float" || s == "float32" || s == "int" || s == "int32" || s == "uint32") return 4;
+  if (s == "double" || s == "float64" || s == "long" || s == "int64" || s == "uint64") return 8;
+  if (s == "half" || s == "float16" || s == "bfloat16" || s == "bf16" || s == "int16") return 2;
+  if (s == "byte" || s == "char" || s == "int8" || s == "uint8" || s == "int8_t" || s == "bool") {
+    return 1;
+  }
+  return 0;
+}
+
+// The error of a text simdjson would not read; import_trace_text replaces it with the position.
+constexpr const char* kNotJson = ": not JSON";
+
+// Why `text` is not valid JSON, with the line and column: the first invalid UTF-8 byte (a fast
+// scan), else nlohmann's first syntax error (a slower pass, on this error path only).
+model::Error invalid_json(const std::string& text, const std::string& where,
+                          const std::string& what) {
+  const std::size_t bad = model::find_invalid_utf8(text);
+  if (bad != std::string::npos) {
+    return model::Error{where + ": " + what + ": " + model::text_position(text, bad) +
+                        ": invalid UTF-8 byte"};
+  }
+  std::string syntax = model::json_syntax_error(text);
+  if (syntax.empty()) syntax = "nested deeper than the trace reader's 1024 levels";
+  return model::Error{where + ": " + what + ": " + syntax};
+}
+
+// Runs the stage 1 of the walk's own kernel (the parser takes simdjson's active implementation
+// when it allocates), so that a kernel chosen for a test is that kernel throughout. The active
+// implementation is global: another thread parsing meanwhile gets the same results, only its
+// speed may differ.
+class Stage1As {
+ public:
+  explicit Stage1As(const char* name) {
+    auto& active = simdjson::get_active_implementation();
+    was_ = active;
+    const simdjson::implementation* want = simdjson::get_available_implementations()[name];
+    if (want != nullptr && want != was_ && want->supported_by_runtime_system()) {
+      active = want;
+      swapped_ = true;
+    }
+  }
+  Stage1As(const Stage1As&) = delete;
+  Stage1As& operator=(const Stage1As&) = delete;
+  ~Stage1As() {
+    if (swapped_) simdjson::get_active_implementation() = was_;
+  }
+
+ private:
+  const simdjson::implementation* was_ = nullptr;
+  bool swapped_ = false;
+};
+
+// Asks for 2 MiB pages under the event table (as read_file does under the text): fewer page
+// faults as it fills. Advice only.
+void advise_huge_pages(void* data, std::size_t bytes) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  if (bytes < 2 * kHuge) return;
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
+  const std::uintptr_t last = (begin + bytes) & ~(kHuge - 1);
+  if (last > first) {
+    ::madvise(static_cast<char*>(data) + (first - begin), last - first, MADV_HUGEPAGE);
+  }
+}
+
+// A flow's category (interned per file) and id: Kineto pairs 's' and 'f' records by both.
+struct FlowKey {
+  std::int32_t cat = 0;
+  std::int64_t id = 0;
+  bool operator==(const FlowKey&) const = default;
+};
+struct FlowKeyHash {
+  std::size_t operator()(const FlowKey& k) const {
+    // In unsigned arithmetic: ids hashed from strings fill all 64 bits.
+    return std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(k.id) * 31 +
+                                      static_cast<std::uint64_t>(k.cat));
+  }
+};
+
+class FileParser final : public EventSink {
+ public:
+  FileParser(ImportedRank& rank, FileReport& report)
+      : rank_(rank), report_(report), fresh_rank_(rank), fresh_report_(report) {}
+
+  // Returns an error only when the text is not a trace; a break inside traceEvents is returned
+  // through `failed_inside` for the caller to repair.
+  model::Expected<void> parse(std::string& text, const std::string& where, const Kernel& kernel,
+                              std::size_t window, bool& events_seen, bool& failed_inside) {
+    where_ = &where;
+    // read_file leaves room for the padding: no copy then.
+    text.reserve(text.size() + detail::kTextPadding);
+    // Room for one complete event per 160 bytes (Kineto's take ~350): the table is not copied as
+    // it grows, and the part never written is never touched.
+    rank_.events.reserve(text.size() / 160);
+    advise_huge_pages(rank_.events.data(), rank_.events.capacity() * sizeof(ImportedEvent));
+    detail::WalkResult r;
+    {
+      const Stage1As stage1(kernel.name);
+      r = kernel.walk(text.data(), text.size(), text.capacity(), *this, window);
+    }
+    events_seen = r.events_seen;
+    failed_inside = r.failed_inside;
+    switch (r.status) {
+      case WalkStatus::kOk:
+        break;
+      case WalkStatus::kNotJson:
+        return model::Error{where + kNotJson};
+      case WalkStatus::kNotObject:
+        return model::Error{where + ": not a trace (the top level is not a JSON object)"};
+      case WalkStatus::kEventsNotArray:
+        return model::Error{where + ": not a trace ('traceEvents' is not an array)"};
+      case WalkStatus::kStopped:
+        return model::Error{stop_};
+    }
+    if (!events_seen) {
+      if (failed_inside) return model::Error{where + kNotJson};
+      return model::Error{where + ": not a trace (no 'traceEvents' array)"};
+    }
+    return model::ok();
+  }
+
+  void finish();
+
+  void event(const RawEvent& e) override { add_event(e); }
+
+  void not_an_object(const char* type) override {
+    ++report_.events;
+    problem("not an event object",
+            "traceEvents[" + std::to_string(report_.events - 1) + "] is a JSON " + type);
+  }
+
+  bool info_int(InfoField f, std::int64_t x) override {
+    if (f == InfoField::kRank) {
+      if (x < 0 || x >= kMaxRanks) {
+        stop_ = *where_ + ": 'distributedInfo.rank' is " + std::to_string(x) +
+                ": out of range (0 to " + std::to_string(kMaxRanks - 1) + ")";
+        return false;
+      }
+      rank_.rank = static_cast<int>(x);
+    } else if (f == InfoField::kWorldSize) {
+      if (x < 1 || x > kMaxRanks) {
+        stop_ = *where_ + ": 'distributedInfo.world_size' is " + std::to_string(x) +
+                ": out of range (1 to " + std::to_string(kMaxRanks) + ")";
+        return false;
+      }
+      rank_.world_size = static_cast<int>(x);
+      rank_.world_size_stated = true;
+    }
+    return true;
+  }
+
+  void info_string(InfoField f, std::string_view s) override {
+    if (f == InfoField::kBackend) rank_.backend = std::string(s);
+    if (f == InfoField::kRunId) rank_.run_id = std::string(s);
+  }
+
+  void base_time(std::int64_t ns) override { base_ns_ = ns; }
+
+  void reset() override {
+    rank_ = fresh_rank_;
+    report_ = fresh_report_;
+    stop_.clear();
+    interned_.clear();
+    keys_.clear();
+    flow_cat_ids_.clear();
+    flow_cats_.clear();
+    flows_.clear();
+    drift_ = RawEvent{};
+    base_ns_ = 0;
+  }
+
+ private:
+  void problem(const std::string& kind, const std::string& first) {
+    for (auto& p : report_.problems) {
+      if (p.kind == kind) {
+        ++p.count;
+        return;
+      }
+    }
+    report_.problems.push_back(ImportProblem{kind, 1, first});
+  }
+
+  // `n` more of a kind already counted.
+  void problem_count(const std::string& kind, std::int64_t n) {
+    for (auto& p : report_.problems) {
+      if (p.kind == kind) p.count += n;
+    }
+  }
+
+  std::int32_t flow_category(std::string_view c) {
+    auto it = flow_cat_ids_.find(c);
+    if (it != flow_cat_ids_.end()) return it->second;
+    auto id = static_cast<std::int32_t>(flow_cats_.size());
+    flow_cats_.push_back(std::make_unique<std::string>(c));
+    flow_cat_ids_.emplace(std::string_view(*flow_cats_.back()), id);
+    return id;
+  }
+
+  // The order of std::map<pair<std::string, id>>: category text, then id.
+  bool flow_before(const FlowKey& a, const FlowKey& b) const {
+    const std::string& ca = *flow_cats_[static_cast<std::size_t>(a.cat)];
+    const std::string& cb = *flow_cats_[static_cast<std::size_t>(b.cat)];
+    if (ca != cb) return ca < cb;
+    return a.id < b.id;
+  }
+
+  std::string where_event(const RawEvent& e) const {
+    std::string name(e.name.substr(0, 80));
+    return "event " + std::to_string(report_.events - 1) + " ('" + name + "')";
+  }
+
+  // A number as written, cut short for messages.
+  static std::string token(std::string_view t) {
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' ||
+                          t.back() == '\t' || t.back() == ',')) {
+      t.remove_suffix(1);
+    }
+    return std::string(t.substr(0, 40)) + (t.size() > 40 ? "..." : "");
+  }
+
+  std::int32_t intern(std::string_view s) {
+    auto it = interned_.find(s);
+    if (it != interned_.end()) return it->second;
+    auto id = static_cast<std::int32_t>(rank_.strings.size());
+    rank_.strings.emplace_back(s);
+    // Keys view the stored strings; a deque would keep them stable, but strings never move
+    // their heap buffer on vector growth except short ones (SSO), so keep an owned copy.
+    keys_.push_back(std::make_unique<std::string>(s));
+    interned_.emplace(std::string_view(*keys_.back()), id);
+    return id;
+  }
+
+  void add_event(const RawEvent& e) {
+    ++report_.events;
+    char ph = e.ph.empty() ? '?' : e.ph[0];
+    if (ph == 'M') {
+      ++report_.metadata;
+      if (e.name == "thread_name" && !e.arg_name.empty()) {
+        rank_.thread_names[e.tid] = std::string(e.arg_name);
+      } else if (e.name == "dagsgd_clock_sync" && e.has_drift && e.drift_t1 != e.drift_t0) {
+        drift_ = e;
+      } else if (e.name == "dagsgd_rank_info" && e.world_size > 0) {
+        rank_.world_size = static_cast<int>(e.world_size);
+        rank_.world_size_stated = true;
+      }
+      return;
+    }
+    if (ph == 's' || ph == 'f' || ph == 't') {
+      auto& slot = flows_[FlowKey{flow_category(e.cat), e.id}];
+      if (ph == 's') {
+        ++slot.first;
+      } else {
+        ++slot.second;
+      }
+      return;
+    }
+    if (ph != 'X') return;  // instants, counters, async spans: nothing for the DAG
+    ++report_.complete_events;
+    if (!e.has_ts || e.bad_ts) {
+      problem("bad or missing ts", where_event(e));
+      return;
+    }
+    if (e.ts_out_of_range) {
+      problem("ts out of range",
+              where_event(e) + ": ts " + token(e.ts_token) + " us (|ts| must be at most 3e15 us)");
+      return;
+    }
+    if (e.bad_dur) {
+      problem("bad dur", where_event(e));
+      return;
+    }
+    if (!e.has_dur) {
+      // Chrome's format requires dur on X events; the event is kept as an instant.
+      problem("missing dur", where_event(e));
+    }
+    if (e.dur_out_of_range || e.dur >= model::kMaxDuration) {
+      problem("dur out of range",
+              where_event(e) + ": dur " + token(e.dur_token) + " us (must be below 1e12 us)");
+      return;
+    }
+    if (e.dur < 0) {
+      problem("negative duration", where_event(e) + ": dur " + std::to_string(e.dur) + " ns");
+      return;
+    }
+    if (e.bad_args) {
+      problem("bad args value",
+              where_event(e) + ": args '" + std::string(e.bad_arg) + "' is out of range");
+      return;
+    }
+    auto c = known_category(e.cat, e.name);
+    if (!c) {
+      if (!ignorable_category(e.cat)) {
+        problem("unknown category", where_event(e) + ": cat '" + std::string(e.cat) + "'");
+      }
+      return;
+    }
+    ImportedEvent out;
+    out.category = *c;
+    report_.by_category[static_cast<std::size_t>(*c)]++;
+    out.ts = e.ts;
+    out.dur = e.dur;
+    out.gpu = *c == EventCategory::kKernel || *c == EventCategory::kMemcpy ||
+              *c == EventCategory::kMemset || *c == EventCategory::kSync ||
+              *c == EventCategory::kGpuAnnotation;
+    out.tid = out.gpu && e.stream >= 0 ? e.stream : e.tid;
+    if (!out.gpu && e.pid_numeric && rank_.cpu_pid == 0) rank_.cpu_pid = e.pid;
+    out.correlation = e.correlation;
+    out.name = intern(e.name);
+    if (!e.collective.empty()) out.collective = intern(e.collective);
+    if (!e.algorithm.empty()) out.algorithm = intern(e.algorithm);
+    out.bytes = e.bytes;
+    if (e.nelems >= 0) {
+      int sz = dtype_size(e.dtype);
+      out.bytes = e.nelems * (sz > 0 ? sz : 4);
+    }
+    out.layer = static_cast<std::int32_t>(e.layer);
+    out.iteration = static_cast<std::int32_t>(e.iteration);
+    out.bucket = static_cast<std::int32_t>(e.bucket);
+    out.group_size = static_cast<std::int32_t>(e.group_size);
+    out.wait_on_corr = e.wait_corr;
+    out.wait_on_stream = e.wait_stream >= 0 ? static_cast<std::int32_t>(e.wait_stream) : -1;
+    out.device = static_cast<std::int32_t>(e.device);
+    out.phase = e.phase.empty() ? Phase::kNone : phase_from_name(std::string(e.phase));
+    rank_.events.push_back(out);
+  }
+
+  ImportedRank& rank_;
+  FileReport& report_;
+  const ImportedRank fresh_rank_;  // what reset() goes back to
+  const FileReport fresh_report_;
+  const std::string* where_ = nullptr;
+  std::string stop_;  // why the walk was stopped (kStopped)
+  std::unordered_map<std::string_view, std::int32_t> interned_;
+  std::vector<std::unique_ptr<std::string>> keys_;
+  std::unordered_map<std::string_view, std::int32_t> flow_cat_ids_;
+  std::vector<std::unique_ptr<std::string>> flow_cats_;
+  std::unordered_map<FlowKey, std::pair<int, int>, FlowKeyHash> flows_;
+  RawEvent drift_;
+  std::int64_t base_ns_ = 0;
+};
+
+void FileParser::finish() {
+  // Counts do not depend on the order; the message names the smallest (category, id), as an
+  // ordered walk would.
+  const FlowKey* first_unmatched = nullptr;
+  std::int64_t unmatched = 0;
+  for (const auto& [key, se] : flows_) {
+    report_.flows_matched += std::min(se.first, se.second);
+    if (se.first == 0) {
+      // Kineto ends a flow on runtime calls that launched nothing (cudaEventRecord, ...), with
+      // no start: its convention, not a defect.
+      ++report_.flows_end_only;
+    } else if (se.second == 0) {
+      report_.flows_unmatched += se.first;
+      unmatched += se.first;
+      if (first_unmatched == nullptr || flow_before(key, *first_unmatched)) first_unmatched = &key;
+    }
+  }
+  if (first_unmatched != nullptr) {
+    problem("unmatched flow", "flow '" +
+                                  *flow_cats_[static_cast<std::size_t>(first_unmatched->cat)] +
+                                  "' id " + std::to_string(first_unmatched->id) +
+                                  " starts but never ends (its GPU work is not in the trace)");
+    problem_count("unmatched flow", unmatched - 1);
+  }
+  if (drift_.has_drift) {
+    // docs/tracing.md: T' = T + c (T - t0) / (t1 - t0), on the trace's own axis (ts relative to
+    // baseTimeNanoseconds). In double, and applied only when every corrected time stays in range:
+    // the record's numbers come from the file.
+    const double t0 = static_cast<double>(drift_.drift_t0);
+    const double span = static_cast<double>(drift_.drift_t1) - t0;
+    const double c = static_cast<double>(drift_.drift_c);
+    const auto max_ts = static_cast<double>(model::kMaxTimestamp);
+    auto map = [&](Nanos t) {
+      const double td = static_cast<double>(t);
+      return td + c * (td - t0) / span;
+    };
+    std::vector<std::pair<Nanos, Nanos>> corrected;
+    corrected.reserve(rank_.events.size());
+    bool sane = std::abs(t0) <= max_ts && std::abs(span) <= 2 * max_ts &&
+                std::abs(c) < static_cast<double>(model::kMaxDuration);
+    for (std::size_t i = 0; sane && i < rank_.events.size(); ++i) {
+      const auto& e = rank_.events[i];
+      const double s = map(e.ts);
+      const double f = map(e.ts + e.dur);
+      sane = std::abs(s) <= max_ts && std::abs(f) <= max_ts &&
+             f - s < static_cast<double>(model::kMaxDuration);
+      if (sane) {
+        const Nanos si = std::llround(s);
+        corrected.emplace_back(si, std::max<Nanos>(0, std::llround(f) - si));
+      }
+    }
+    if (sane) {
+      for (std::size_t i = 0; i < rank_.events.size(); ++i) {
+        rank_.events[i].ts = corrected[i].first;
+        rank_.events[i].dur = corrected[i].second;
+      }
+      report_.drift_corrected = true;
+    } else {
+      problem("bad clock-drift record", "dagsgd_clock_sync (t0 " + std::to_string(drift_.drift_t0) +
+                                            ", t1 " + std::to_string(drift_.drift_t1) +
+                                            ", correction " + std::to_string(drift_.drift_c) +
+                                            " ns) moves times out of range; not applied");
+    }
+  }
+  auto before = [](const ImportedEvent& a, const ImportedEvent& b) {
+    if (a.ts != b.ts) return a.ts < b.ts;
+    return a.dur > b.dur;
+  };
+  // Our writer's traces arrive in order: no sort (and no copy of the table) for them. Others
+  // sort 24-byte keys (the index keeps equal events in file order, as a stable sort would),
+  // then gather the 96-byte events once.
+  auto& events = rank_.events;
+  if (std::is_sorted(events.begin(), events.end(), before)) return;
+  struct Key {
+    Nanos ts;
+    Nanos dur;
+    std::size_t index;
+  };
+  std::vector<Key> keys(events.size());
+  for (std::size_t i = 0; i < events.size(); ++i) keys[i] = Key{events[i].ts, events[i].dur, i};
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.ts != b.ts) return a.ts < b.ts;
+    if (a.dur != b.dur) return a.dur > b.dur;
+    return a.index < b.index;
+  });
+  std::vector<ImportedEvent> sorted;
+  sorted.reserve(events.size());
+  for (const auto& k : keys) sorted.push_back(events[k.index]);
+  events = std::move(sorted);
+}
+
+// A cut that is not our writer's one-event-per-line layout: close the array after the last
+// event that still parses.
+std::optional<std::string> generic_repair(const std::string& text) {
+  std::size_t pos = text.size();
+  // Each try parses the whole candidate: a few suffice for a cut tail (the last complete
+  // event is found within them), and more would make a broken large file a slow one.
+  for (int tries = 0; tries < 16; ++tries) {
+    pos = text.rfind('}', pos == 0 ? 0 : pos - 1);
+    if (pos == std::string::npos || pos == 0) return std::nullopt;
+    std::size_t next = text.find_first_not_of(" \n\r\t", pos + 1);
+    if (next == std::string::npos || text[next] != ',') continue;
+    std::string candidate = text.substr(0, pos + 1) + "]}";
+    candidate.reserve(candidate.size() + simdjson::SIMDJSON_PADDING);
+    simdjson::dom::parser p;
+    simdjson::dom::element el;
+    if (p.parse(candidate.data(), candidate.size(), false).get(el) == simdjson::SUCCESS) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
+                                                int rank_hint, FileReport& report) {
+  return import_trace_text(std::move(text), where, rank_hint, report, ImportOptions{});
+}
+
+model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
+                                                int rank_hint, FileReport& report,
+                                                const ImportOptions& options) {
+  const std::string& kernel = options.kernel;
+  const std::size_t window = options.window_bytes > 0 ? options.window_bytes : detail::kWindowBytes;
+  const auto kernels = detail::runnable_kernels();
+  const Kernel* k = &kernels.front();
+  if (!kernel.empty()) {
+    k = nullptr;
+    std::string names;
+    for (const auto& c : kernels) {
+      if (kernel == c.name) k = &c;
+      names += names.empty() ? c.name : std::string(", ") + c.name;
+    }
+    if (k == nullptr) {
+      return model::Error{"trace reader kernel '" + kernel + "' is not one this CPU runs (" +
+                          names + ")"};
+    }
+  }
+  report.file = where;
+  report.bytes = static_cast<std::int64_t>(text.size());
+  auto attempt = [&](std::string& t, ImportedRank& rank, FileReport& rep, bool& inside,
+                     bool& seen) -> model::Expected<void> {
+    rank = ImportedRank{};
+    rank.rank = rank_hint;
+    rank.file = where;
+    FileReport fresh;
+    fresh.file = rep.file;
+    fresh.bytes = rep.bytes;
+    rep = fresh;
+    FileParser parser(rank, rep);
+    DAGSGD_TRY(parser.parse(t, where, *k, window, seen, inside));
+    // Read cleanly, the text is not needed again (a cut one is, for the repair): freed before
+    // the sort, which copies the event table.
+    if (!inside) std::string().swap(t);
+    parser.finish();
+    return model::ok();
+  };
+  const std::string not_json = where + kNotJson;
+  auto positioned = [&](const model::Error& e) {
+    return e.message == not_json ? invalid_json(text, where, "not valid JSON") : e;
+  };
+  ImportedRank rank;
+  bool inside = false;
+  bool seen = false;
+  auto first = attempt(text, rank, report, inside, seen);
+  if (first && !inside) return rank;
+  // Not a trace at all: no traceEvents array opened.
+  if (text.find("\"traceEvents\"") == std::string::npos) {
+    if (!first) return positioned(first.error());
+    return model::Error{where + ": not a trace (no 'traceEvents' array)"};
+  }
+  std::string repaired;
+  std::int64_t dropped = 0;
+  auto ours = repair_truncated_trace(text, where);
+  if (ours && ours->repaired) {
+    repaired = std::move(ours->text);
+    dropped = ours->dropped_bytes;
+  } else if (auto g = generic_repair(text)) {
+    dropped = static_cast<std::int64_t>(text.size()) - static_cast<std::int64_t>(g->size()) + 2;
+    repaired = std::move(*g);
+  } else {
+    if (!first) return positioned(first.error());
+    return invalid_json(text, where, "malformed JSON inside 'traceEvents' that cannot be repaired");
+  }
+  inside = false;
+  seen = false;
+  auto second = attempt(repaired, rank, report, inside, seen);
+  if (!second) return positioned(second.error());
+  if (inside) {
+    return invalid_json(text, where, "malformed JSON inside 'traceEvents' that cannot be repaired");
+  }
+  report.bytes = static_cast<std::int64_t>(text.size());
+  report.truncated = true;
+  report.dropped_bytes = dropped;
+  report.problems.push_back(
+      ImportProblem{"truncated tail", 1,
+                    "the file ends inside an event; " + std::to_string(dropped) +
+                        " bytes dropped after event " + std::to_string(report.events - 1)});
+  return rank;
+}
+}  // namespace dagsgd::trace

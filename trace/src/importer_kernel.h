@@ -1,0 +1,113 @@
+// The boundary between the trace reader's portable part and its JSON walk, which is compiled once
+// per simdjson kernel (importer_kernel_*.cc) and chosen by the CPU at run time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "dagsgd/model/units.h"
+
+namespace dagsgd::trace::detail {
+
+// What an event's args and distributedInfo may state (docs/limits.md): a message of at most
+// 1e15 bytes (1 PB), at most 2^20 ranks, as the cost models take.
+inline constexpr std::int64_t kMaxEventBytes = 1'000'000'000'000'000;
+inline constexpr std::int64_t kMaxRanks = std::int64_t{1} << 20;
+// simdjson's padding: the walk reads up to this many bytes past the text's end.
+inline constexpr std::size_t kTextPadding = 64;
+// The walk reads traceEvents a window of about this many bytes at a time: simdjson's index of a
+// whole file takes 4 bytes per JSON token (~0.8x a Kineto trace) and outgrows the caches, a
+// window's does neither.
+inline constexpr std::size_t kWindowBytes = std::size_t{1} << 20;
+
+// What one record of traceEvents holds before it is classified. Strings view the file's text
+// (or the parser's buffer when they had escapes): valid until the next record.
+struct RawEvent {
+  std::string_view name, cat, ph, collective, algorithm, phase, dtype, arg_name;
+  model::Nanos ts = 0, dur = 0;
+  bool has_ts = false, has_dur = false, bad_ts = false, bad_dur = false;
+  bool ts_out_of_range = false, dur_out_of_range = false;
+  std::string_view ts_token, dur_token;  // as written, for messages
+  bool bad_args = false;                 // an args number that does not fit its field
+  std::string_view bad_arg;
+  bool pid_numeric = false;
+  std::int64_t pid = 0, tid = 0, id = -1;
+  std::int64_t correlation = -1, bytes = -1, nelems = -1, layer = -1, iteration = -1, bucket = -1;
+  std::int64_t group_size = 0, wait_stream = -2, wait_corr = -1, device = -1, stream = -1;
+  std::int64_t rank = -1, world_size = -1;
+  // dagsgd_clock_sync
+  std::int64_t drift_t0 = 0, drift_t1 = 0, drift_c = 0;
+  bool has_drift = false;
+};
+
+// distributedInfo fields the reader keeps.
+enum class InfoField : std::uint8_t { kRank, kWorldSize, kBackend, kRunId };
+
+// What the JSON walk hands over, implemented by the portable reader (importer_events.cc): the
+// walk itself holds no containers, so nothing compiled for a wider instruction set is shared.
+class EventSink {
+ public:
+  EventSink() = default;
+  EventSink(const EventSink&) = delete;
+  EventSink& operator=(const EventSink&) = delete;
+  virtual ~EventSink() = default;
+  virtual void event(const RawEvent& e) = 0;
+  // A traceEvents entry that is not an object (`type`: "array", "number", ...).
+  virtual void not_an_object(const char* type) = 0;
+  // False stops the walk (the value is out of range: the import fails).
+  virtual bool info_int(InfoField f, std::int64_t x) = 0;
+  virtual void info_string(InfoField f, std::string_view s) = 0;
+  virtual void base_time(std::int64_t ns) = 0;
+  // Forget everything handed over so far: the walk starts again over the whole text.
+  virtual void reset() = 0;
+};
+
+enum class WalkStatus : std::uint8_t {
+  kOk,
+  kNotJson,         // simdjson would not start (or failed before traceEvents)
+  kNotObject,       // the top level is not an object
+  kEventsNotArray,  // traceEvents is not an array
+  kStopped,         // EventSink::info_int refused a value
+};
+
+struct WalkResult {
+  WalkStatus status = WalkStatus::kOk;
+  bool events_seen = false;    // a traceEvents array was opened
+  bool failed_inside = false;  // the JSON broke after traceEvents opened (a cut tail?)
+};
+
+// One file's text: `capacity` bytes are allocated at `text` (at least size + kTextPadding).
+// The walk writes brackets into the text to read it in windows and puts the bytes back before
+// it returns.
+// `window`: the bytes of traceEvents read at a time (kWindowBytes; tests use small ones).
+using WalkFn = WalkResult (*)(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
+                              std::size_t window);
+
+struct Kernel {
+  const char* name;  // simdjson's implementation name: "icelake", "haswell", "fallback", ...
+  WalkFn walk;
+};
+
+// The kernels built into this binary that this CPU can run, best first.
+std::span<const Kernel> runnable_kernels();
+
+// Each kernel's walk (importer_kernel_<name>.cc); which exist depends on the build.
+// Each kernel's walk and the name of the simdjson implementation it was built as
+// (importer_kernel_<name>.cc); which exist depends on the build.
+WalkResult walk_portable(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
+                         std::size_t window);
+const char* portable_kernel_name();
+#ifdef DAGSGD_KERNEL_HASWELL
+WalkResult walk_haswell(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
+                        std::size_t window);
+const char* haswell_kernel_name();
+#endif
+#ifdef DAGSGD_KERNEL_ICELAKE
+WalkResult walk_icelake(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
+                        std::size_t window);
+const char* icelake_kernel_name();
+#endif
+
+}  // namespace dagsgd::trace::detail
