@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <vector>
 
 #include "common/sweep_fixtures.h"
 #include "dagsgd/model/collective_flows.h"
