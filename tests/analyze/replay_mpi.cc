@@ -164,11 +164,12 @@ TEST(ReplayMpi, FlowTierAgreesWithoutSharingAndNamesTheBusiestLinks) {
   const double m = ma["predicted_iteration_s"].get<double>();
   EXPECT_NEAR(mf["predicted_iteration_s"].get<double>(), m, 0.02 * m) << mf.dump();
 
-  // A calibrated entry: the curve (0.1 GB/s at 1 MB) on a wire ten times faster. Under the
-  // stack that made the curve (Open MPI: libnbc's binomial tree for in-place MPI_Iallreduce),
-  // the flow tier caps each collective's transfers to the curve, so collectives in flight
-  // together (wfbp's) overlap on the wire instead of queueing behind each other as in the
-  // analytical tier; a wire no faster than the curve leaves nothing to overlap into.
+  // A calibrated entry: the curve (100 MB/s at 1 MB) with a line rate of 8 Gbit/s, and one whose
+  // line rate is the curve's own 0.8 Gbit/s. Under the stack that made the curve (Open MPI:
+  // libnbc's binomial tree for in-place MPI_Iallreduce, two full-size hops at 2 ranks) the flow
+  // tier caps the transfers to the curve: on the slow wire the tree cannot keep up with the
+  // curve at all; on the fast one collectives in flight together (wfbp's) overlap instead of
+  // queueing behind each other as in the analytical tier.
   auto calibrated = [&](const std::string& name, double line_gbps) {
     const std::string f = dir + "/" + name + ".json";
     std::ofstream(f) << R"({"name": ")" << name << R"(", "description": "test",)"
@@ -186,7 +187,9 @@ TEST(ReplayMpi, FlowTierAgreesWithoutSharingAndNamesTheBusiestLinks) {
   const double fast_wire =
       replay(calibrated("wire8", 8) + " --network-model flow")["predicted_iteration_s"];
   EXPECT_LT(fast_wire, slow_wire);
-  EXPECT_LT(fast_wire, queued);
+  // Strictly faster only where the run's collectives were in flight together, which depends on
+  // how fast its ranks computed (under ASan they may never overlap).
+  EXPECT_LE(fast_wire, queued * (1 + 1e-9));
 
   auto no_target = run_cli("replay " + dir + " --network-model flow");
   EXPECT_EQ(no_target.code, 2);
