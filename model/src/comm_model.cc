@@ -564,7 +564,8 @@ class MeasuredCommModel final : public CommModel {
   int bytes_per_element_;
 };
 
-// The measured curve that prices every collective of `topo`, if one does (make_comm_model).
+}  // namespace
+
 const MeasuredAllreduce* measured_curve(const Topology& topo) {
   const std::vector<MeasuredAllreduce>* curves = nullptr;
   if (topo.nodes == 1) {
@@ -581,8 +582,6 @@ const MeasuredAllreduce* measured_curve(const Topology& topo) {
   }
   return nullptr;
 }
-
-}  // namespace
 
 namespace {
 

@@ -199,16 +199,6 @@ double fit_to(model::FlowPlan& plan, const model::ClusterTopology& cluster, doub
   return 0;
 }
 
-// Whether the target's measured latencies cover collectives of `p` ranks.
-bool has_curve(const model::Topology& topo, int p) {
-  for (const auto* link : {&topo.intra, &topo.inter}) {
-    for (const auto& m : link->measured) {
-      if (m.ranks == p) return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const ReplayOptions& options,
@@ -226,7 +216,9 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
     cfg.algorithm = info.algorithm;
     // A measured curve of this rank count is what the library did on the target: it prices the
     // collectives, and the stack (if any) only says which transfers they are (flows_for).
-    if (info.source == CommSource::kFabric && !has_curve(topo, p)) cfg.stack = options.stack;
+    if (info.source == CommSource::kFabric && model::measured_curve(topo) == nullptr) {
+      cfg.stack = options.stack;
+    }
     auto m = model::make_comm_model(topo, cfg);
     if (!m) return m.error();
     auto* raw = m->get();

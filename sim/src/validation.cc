@@ -159,6 +159,14 @@ model::Expected<std::string> write_transfer_stack(const std::string& log,
 void ValidationTargets::calibrate(const std::vector<std::string>& profiles,
                                   const std::vector<int>& ranks, const Benchmark& benchmark,
                                   const std::string& dir, std::vector<std::string>& problems) {
+  if (!stack.empty()) {
+    auto loaded = model::load_stack(stack);
+    if (!loaded) {
+      problems.push_back(loaded.error().message);
+    } else {
+      cluster_stack = std::make_shared<const model::StackSpec>(std::move(*loaded));
+    }
+  }
   auto specs = Catalogs::load({profile_fabrics});
   for (std::size_t i = 0; i < profiles.size(); ++i) {
     // The line rate the entry states: the profile's (its curves give what collectives achieve).
@@ -178,14 +186,15 @@ void ValidationTargets::calibrate(const std::vector<std::string>& profiles,
       auto file = write_calibrated_fabric(*log, profiles[i], r, dir, nominal);
       if (!file) problems.push_back(file.error().message);
       if (file) calibrated[key] = *file;
+      if (!cluster_stack) continue;
       // Mode (c) predicts with the stack as a user would reuse it: read back from its file.
-      auto path = write_transfer_stack(*log, profiles[i], r, profile_fabrics, base_stack, dir);
-      auto stack =
+      auto path = write_transfer_stack(*log, profiles[i], r, profile_fabrics, stack, dir);
+      auto fitted =
           path ? model::load_stack(*path) : model::Expected<model::StackSpec>(path.error());
-      if (!stack) problems.push_back(stack.error().message);
-      if (!stack) continue;
+      if (!fitted) problems.push_back(fitted.error().message);
+      if (!fitted) continue;
       transfer[key] = *path;
-      transfer_stacks[key] = std::make_shared<const model::StackSpec>(std::move(*stack));
+      transfer_stacks[key] = std::make_shared<const model::StackSpec>(std::move(*fitted));
     }
   }
 }

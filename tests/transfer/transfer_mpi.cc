@@ -165,6 +165,7 @@ TEST(TransferMpi, ValidatorPredictsEachTargetWithTheSourceStack) {
   }
   sim::ValidationTargets targets;
   targets.profile_fabrics = out + "/fabrics/profiles.json";
+  targets.stack = dagsgd::runtime::kEmulatedClusterStack;
   ASSERT_TRUE(dagsgd::runtime::write_profile_fabrics(
                   targets.profile_fabrics,
                   {{"fast", "10gbit", 10, 10, "test"}, {"slow", "1gbit", 1, 10, "test"}})

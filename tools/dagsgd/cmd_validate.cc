@@ -5,13 +5,11 @@
 
 #include <chrono>
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "command.h"
 #include "dagsgd/model/io.h"
-#include "dagsgd/model/stack.h"
 #include "dagsgd/reports/trace_report.h"
 #include "dagsgd/reports/validation_report.h"
 #include "dagsgd/runtime/emulated_cluster.h"
@@ -35,12 +33,8 @@ int run_validate(const ValidateFlags& flags) {
   const runtime::Experiments ex(f.run);
   if (auto made = ex.make_directories(); !made) return report_error(made.error().message);
   if (auto ok = ex.check_cluster(); !ok) return report_error(ok.error().message, kExitFailure);
-  auto stack = model::load_stack(runtime::kEmulatedClusterStack);
-  if (!stack) return report_error(stack.error().message, kExitFailure);
-  sim::ValidationTargets targets{f.run.out + "/fabrics/profiles.json",
-                                 {},
-                                 std::make_shared<const model::StackSpec>(std::move(*stack))};
-  targets.base_stack = runtime::kEmulatedClusterStack;  // what mode (c) fits on each source
+  sim::ValidationTargets targets{
+      f.run.out + "/fabrics/profiles.json", {}, runtime::kEmulatedClusterStack};
   if (auto wrote = runtime::write_profile_fabrics(targets.profile_fabrics, grid->profiles);
       !wrote) {
     return report_error(wrote.error().message, kExitFailure);

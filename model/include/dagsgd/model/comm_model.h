@@ -114,6 +114,9 @@ class CommModel {
 // "measured" without such a curve is an error; explicit formula names ignore curves.
 Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
                                                      const ExchangeConfig& config);
+// The measured curve that prices `topo`'s dense allreduces under "auto" without a stack (the
+// rule above), or nullptr.
+const MeasuredAllreduce* measured_curve(const Topology& topo);
 // The formula-based algorithms and "auto" ("measured" is not among them: it needs a fabric with
 // a measured curve).
 std::vector<std::string> comm_algorithm_names();

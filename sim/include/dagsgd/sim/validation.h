@@ -66,13 +66,14 @@ struct ValidationPrediction {
 struct ValidationTargets {
   std::string profile_fabrics;                    // the file with every "<profile>-profile"
   std::map<std::string, std::string> calibrated;  // "<profile>_p<ranks>" -> its fabric file
-  // The software the runs used (the emulated cluster's Open MPI): with mode (b)'s measured
-  // curves it decides the collectives' transfers on the flow-level tier.
-  std::shared_ptr<const model::StackSpec> cluster_stack;
+  // The software stack the runs used (a bundled name or a file; validate gives the emulated
+  // cluster's Open MPI): mode (c) fits it on each source, and with mode (b)'s measured curves
+  // it decides the collectives' transfers on the flow-level tier. Empty: modes (a), (b) only.
+  std::string stack;
+  std::shared_ptr<const model::StackSpec> cluster_stack;  // `stack` as calibrate() loaded it
   // Mode (c): "<profile>_p<ranks>" -> the stack fitted there (its file, and as loaded from it).
   std::map<std::string, std::string> transfer;
   std::map<std::string, std::shared_ptr<const model::StackSpec>> transfer_stacks;
-  std::string base_stack = "openmpi-4.1-tcp";  // what mode (c) fits (the cluster's software)
   // `target` predicted from `source` (a run of the same configuration on another profile).
   std::vector<TargetFabric> of(const MeasuredRun& source, const MeasuredRun& target) const;
   // Modes (b) and (c) for each of `profiles` and `ranks`: `benchmark(profile, ranks)` runs the
