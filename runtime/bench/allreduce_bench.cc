@@ -55,18 +55,11 @@ int main(int argc, char** argv) {
   Options o;
   bool help = false;
   std::string error = parse(argc, argv, o, help);
-  int rank = 0;
-  int size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const dagsgd::bench::World w = dagsgd::bench::world();
+  const int rank = w.rank;
+  const int size = w.size;
   if (help || !error.empty()) {
-    if (rank == 0) {
-      if (!error.empty())
-        std::fprintf(stderr, "dagsgd-allreduce-bench: error: %s\n", error.c_str());
-      std::fputs(kUsage, help ? stdout : stderr);
-    }
-    MPI_Finalize();
-    return help ? 0 : 2;
+    return dagsgd::bench::finish_with_usage("dagsgd-allreduce-bench", error, help, kUsage, w);
   }
   std::vector<float> send(static_cast<std::size_t>(o.max_bytes / 4), 1.0f);
   std::vector<float> recv(send.size(), 0.0f);

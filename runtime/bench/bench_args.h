@@ -1,8 +1,11 @@
-// Command-line parsing shared by the MPI micro-benchmarks (dagsgd-allreduce-bench,
-// dagsgd-pingpong-bench): "--name N" / "--name=N" non-negative integers and value-less flags.
+// What the MPI micro-benchmarks (dagsgd-allreduce-bench, dagsgd-pingpong-bench) share: "--name N"
+// / "--name=N" non-negative integers and value-less flags, the rank's place, the usage exit.
 #pragma once
 
+#include <mpi.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
@@ -91,6 +94,31 @@ inline std::string check_counts(long min_bytes, long max_bytes, long iterations,
            std::to_string(warmup) + ")";
   }
   return "";
+}
+
+struct World {
+  int rank = 0;
+  int size = 1;
+};
+
+// This rank and the size of MPI_COMM_WORLD (MPI initialised).
+inline World world() {
+  World w;
+  MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &w.size);
+  return w;
+}
+
+// After --help or a bad command line: rank 0 prints the error (if any) and the usage, every rank
+// finalizes MPI; returns the exit code (0 for help, 2 for bad usage).
+inline int finish_with_usage(const char* tool, const std::string& error, bool help,
+                             const char* usage, const World& w) {
+  if (w.rank == 0) {
+    if (!error.empty()) std::fprintf(stderr, "%s: error: %s\n", tool, error.c_str());
+    std::fputs(usage, help ? stdout : stderr);
+  }
+  MPI_Finalize();
+  return help ? 0 : 2;
 }
 
 }  // namespace dagsgd::bench

@@ -48,10 +48,9 @@ double percentile(const std::vector<double>& sorted, double q) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int rank = 0;
-  int size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const dagsgd::bench::World w = dagsgd::bench::world();
+  const int rank = w.rank;
+  const int size = w.size;
   Options o;
   bool help = false;
   std::string error = parse(argc, argv, o, help);
@@ -59,12 +58,7 @@ int main(int argc, char** argv) {
     error = "needs an even number of ranks (got " + std::to_string(size) + ")";
   }
   if (help || !error.empty()) {
-    if (rank == 0) {
-      if (!error.empty()) std::fprintf(stderr, "dagsgd-pingpong-bench: error: %s\n", error.c_str());
-      std::fputs(kUsage, help ? stdout : stderr);
-    }
-    MPI_Finalize();
-    return help ? 0 : 2;
+    return dagsgd::bench::finish_with_usage("dagsgd-pingpong-bench", error, help, kUsage, w);
   }
   const int half = size / 2;
   const bool initiator = rank < half;

@@ -41,45 +41,46 @@ Nanos cost(const Topology& t, const std::string& algorithm, std::int64_t element
   return (*m)->exchange_time(elements);
 }
 
-TEST(CommModel, RingByHand) {
-  // 2(p-1)α + 2(p-1)/p·Mβ + (p-1)/p·Mγ, p=4, M=1e6:
-  // 6·10000 + 1.5·1e6·1 + 0.75·1e6·0.5 = 60000 + 1500000 + 375000 = 1935000
-  EXPECT_EQ(cost(flat(4), "ring", kMegabyte), 1'935'000);
+// The flat formulas on p workers of one node, M = 1e6 bytes of fp32 gradients, each case with
+// its arithmetic.
+struct ByHand {
+  const char* algorithm;
+  int p;
+  Nanos want;
+};
+
+TEST(CommModel, FlatFormulasByHand) {
+  const ByHand cases[] = {
+      // ring 2(p-1)α + 2(p-1)/p·Mβ + (p-1)/p·Mγ, p=4:
+      // 6·10000 + 1.5·1e6·1 + 0.75·1e6·0.5 = 60000 + 1500000 + 375000
+      {"ring", 4, 1'935'000},
+      // double binary tree 2dα + 2Mβ + Mγ, d = ceil(lg 4) = 2: 40000 + 2000000 + 500000
+      {"tree", 4, 2'540'000},
+      // p=5: d = 3: 60000 + 2000000 + 500000
+      {"tree", 5, 2'560'000},
+      // recursive doubling lg p·(α + Mβ + Mγ), p=4: 2·(10000 + 1000000 + 500000)
+      {"recursive_doubling", 4, 3'020'000},
+      // p=3 (p'=2): fold-in 1510000 + one step 1510000 + fold-out (10000 + 1000000)
+      {"recursive_doubling", 3, 4'030'000},
+      // Rabenseifner 2·lg p·α + 2(p-1)/p·Mβ + (p-1)/p·Mγ, p=4: 40000 + 1500000 + 375000
+      {"rabenseifner", 4, 1'915'000},
+      // p=6 (p'=4): fold-in 1510000 + core 1915000 + fold-out 1010000
+      {"rabenseifner", 6, 4'435'000},
+      // colocated parameter-server shards move the ring's volume
+      {"ps", 4, 1'935'000},
+      // alltoall-sum-allgather: the ring's 2(p-1)α + 2(p-1)/p·Mβ + (p-1)/p·Mγ
+      {"asa", 4, 1'935'000},
+  };
+  for (const ByHand& c : cases) {
+    EXPECT_EQ(cost(flat(c.p), c.algorithm, kMegabyte), c.want) << c.algorithm << " p=" << c.p;
+  }
 }
 
-TEST(CommModel, DoubleBinaryTreeByHand) {
-  // 2dα + 2Mβ + Mγ, d = ceil(lg 4) = 2: 40000 + 2000000 + 500000 = 2540000
-  EXPECT_EQ(cost(flat(4), "tree", kMegabyte), 2'540'000);
-  // p=5: d = 3: 60000 + 2000000 + 500000 = 2560000
-  EXPECT_EQ(cost(flat(5), "tree", kMegabyte), 2'560'000);
-}
-
-TEST(CommModel, RecursiveDoublingByHand) {
-  // lg p·(α + Mβ + Mγ), p=4: 2·(10000 + 1000000 + 500000) = 3020000
-  EXPECT_EQ(cost(flat(4), "recursive_doubling", kMegabyte), 3'020'000);
-  // p=3 (p'=2): fold-in 1510000 + one step 1510000 + fold-out (10000 + 1000000) = 4030000
-  EXPECT_EQ(cost(flat(3), "recursive_doubling", kMegabyte), 4'030'000);
-}
-
-TEST(CommModel, RabenseifnerByHand) {
-  // 2·lg p·α + 2(p-1)/p·Mβ + (p-1)/p·Mγ, p=4: 40000 + 1500000 + 375000 = 1915000
-  EXPECT_EQ(cost(flat(4), "rabenseifner", kMegabyte), 1'915'000);
-  // p=6 (p'=4): fold-in 1510000 + core 1915000 + fold-out 1010000 = 4435000
-  EXPECT_EQ(cost(flat(6), "rabenseifner", kMegabyte), 4'435'000);
-}
-
-TEST(CommModel, ParameterServerByHand) {
-  // Colocated shards move the ring's volume: 1935000.
-  EXPECT_EQ(cost(flat(4), "ps", kMegabyte), 1'935'000);
+TEST(CommModel, DedicatedParameterServersByHand) {
   // 2 dedicated servers, p=4: messages max(2,4)=4 per direction, the server link carries
   // p·M/s = 2e6 per direction, a server sums (p-1)·M/s = 1.5e6 bytes:
   // 2·4·10000 + 2·2e6·1 + 1.5e6·0.5 = 80000 + 4000000 + 750000 = 4830000
   EXPECT_EQ(cost(flat(4), "ps", kMegabyte, Precision::kFp32, 0, 2), 4'830'000);
-}
-
-TEST(CommModel, AlltoallSumAllgatherByHand) {
-  // 2(p-1)α + 2(p-1)/p·Mβ + (p-1)/p·Mγ, like the ring: 1935000
-  EXPECT_EQ(cost(flat(4), "asa", kMegabyte), 1'935'000);
 }
 
 TEST(CommModel, HierarchicalByHand) {

@@ -147,18 +147,20 @@ TEST(HostileTrace, BadDriftRecordIsNotApplied) {
 // Class 14: one invalid UTF-8 byte, and JSON errors, come with the line and column.
 TEST(HostileTrace, InvalidJsonAndUtf8HavePositions) {
   model::Expected<ImportedRank> r = model::Error{""};
-  import_text("{\"traceEvents\":[\n{\"ph\":\"X\",\"name\":\"a\xff\",\"ts\":1,\"dur\":1}]}", r);
-  ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(contains(r.error().message,
-                       "h.json: not valid JSON: line 2, column 20: invalid "
-                       "UTF-8 byte"))
-      << r.error().message;
-  import_text("{\"traceEvents\": [\n  {\"ph\": \"X\" \"ts\": 1}]}", r);
-  ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(contains(r.error().message,
-                       "h.json: malformed JSON inside 'traceEvents' that cannot "
-                       "be repaired: line 2, column"))
-      << r.error().message;
+  struct Case {
+    std::string text, want;
+  };
+  const Case cases[] = {
+      {"{\"traceEvents\":[\n{\"ph\":\"X\",\"name\":\"a\xff\",\"ts\":1,\"dur\":1}]}",
+       "h.json: not valid JSON: line 2, column 20: invalid UTF-8 byte"},
+      {"{\"traceEvents\": [\n  {\"ph\": \"X\" \"ts\": 1}]}",
+       "h.json: malformed JSON inside 'traceEvents' that cannot be repaired: line 2, column"},
+  };
+  for (const Case& c : cases) {
+    import_text(c.text, r);
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_TRUE(contains(r.error().message, c.want)) << r.error().message;
+  }
   // Elements of traceEvents that are not objects are counted, not fatal.
   auto rep = import_text(
       R"({"traceEvents":[1, "x", {"ph":"X","cat":"cpu_op","name":"a","ts":1,"dur":1}]})", r);

@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "dagsgd/model/io.h"
 
@@ -17,6 +19,18 @@ const std::string kKineto = std::string(DAGSGD_SHARED_DATA) + "/traces/kineto/";
 
 std::int64_t count(const FileReport& f, EventCategory c) {
   return f.by_category[static_cast<std::size_t>(c)];
+}
+
+// The file's events per category and its flows (matched, end only), as counted independently
+// with Python's json module.
+void expect_counts(const FileReport& f,
+                   std::initializer_list<std::pair<EventCategory, std::int64_t>> categories,
+                   std::int64_t flows_matched, std::int64_t flows_end_only) {
+  for (const auto& [c, want] : categories) {
+    EXPECT_EQ(count(f, c), want) << category_name(c);
+  }
+  EXPECT_EQ(f.flows_matched, flows_matched);
+  EXPECT_EQ(f.flows_end_only, flows_end_only);
 }
 
 ImportedRun import_one(const std::string& file, bool strict = false) {
@@ -34,15 +48,16 @@ TEST(Importer, NcclDataCountsCategoriesAndNcclMetadata) {
   // Counted independently with Python's json module.
   EXPECT_EQ(f.events, 40573);
   EXPECT_EQ(f.metadata, 38);
-  EXPECT_EQ(count(f, EventCategory::kCpuOp), 14346);
-  EXPECT_EQ(count(f, EventCategory::kRuntime), 8740);
-  EXPECT_EQ(count(f, EventCategory::kKernel), 2700);
-  EXPECT_EQ(count(f, EventCategory::kMemcpy), 960);
-  EXPECT_EQ(count(f, EventCategory::kMemset), 114);
-  EXPECT_EQ(count(f, EventCategory::kAnnotation), 42);
-  EXPECT_EQ(count(f, EventCategory::kGpuAnnotation), 30);
-  EXPECT_EQ(f.flows_matched, 4317);
-  EXPECT_EQ(f.flows_end_only, 4878);
+  using C = EventCategory;
+  expect_counts(f,
+                {{C::kCpuOp, 14346},
+                 {C::kRuntime, 8740},
+                 {C::kKernel, 2700},
+                 {C::kMemcpy, 960},
+                 {C::kMemset, 114},
+                 {C::kAnnotation, 42},
+                 {C::kGpuAnnotation, 30}},
+                4317, 4878);
   EXPECT_EQ(f.flows_unmatched, 88);
   ASSERT_EQ(f.problems.size(), 1u);
   EXPECT_EQ(f.problems[0].kind, "unmatched flow");
@@ -86,12 +101,8 @@ TEST(Importer, EventSyncTraceHasSyncRecordsAndFlows) {
   auto run = import_one("event_sync_trace.json.gz");
   const auto& f = run.report.files[0];
   EXPECT_EQ(f.events, 92);
-  EXPECT_EQ(count(f, EventCategory::kSync), 4);
-  EXPECT_EQ(count(f, EventCategory::kRuntime), 12);
-  EXPECT_EQ(count(f, EventCategory::kKernel), 4);
-  EXPECT_EQ(count(f, EventCategory::kCpuOp), 10);
-  EXPECT_EQ(f.flows_matched, 7);
-  EXPECT_EQ(f.flows_end_only, 5);
+  using C = EventCategory;
+  expect_counts(f, {{C::kSync, 4}, {C::kRuntime, 12}, {C::kKernel, 4}, {C::kCpuOp, 10}}, 7, 5);
   EXPECT_TRUE(f.problems.empty());
   int event_syncs = 0;
   for (const auto& e : run.ranks[0].events) {
