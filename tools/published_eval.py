@@ -65,6 +65,9 @@ STACK_RULES = (
     (("pytorch ddp / apex + nccl", "squad"), "apex-ddp-nccl-2.7-ib",
      "DeepLearningExamples @729963d run_squad.py: apex DDP with default 10 M-element buckets, "
      "amp O2"),
+    (("tf.distribute (nccl)", "tensorflow 2.3"), "tf-2.3-keras-nccl-2.7-ib",
+     "DLPerf's TensorFlow 2.3 ResNet-50 (tensorflow/models r2.3.0 classifier_trainer.py, Keras "
+     "fit under MultiWorkerMirroredStrategy): one all-reduce after backward, float32 gradients"),
     (("paddle fleet collective (nccl)", "paddlenlp"), "nccl-2.7-socket",
      "DLPerf PaddlePaddle/bert/scripts/multi_node_train.sh exports NCCL_IB_DISABLE=1: NCCL's "
      "socket transport between nodes (inside one node the same as nccl-2.7-ib)"),
