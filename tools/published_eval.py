@@ -33,7 +33,8 @@ THROUGHPUT_UNITS = ("images/s", "sequences/s", "samples/s")
 ALGORITHMS = ("auto", "ring", "tree", "recursive_doubling", "rabenseifner", "binomial", "ps",
               "asa", "hier")
 # The software stack (datasets/stacks/) each point's framework and collective library imply, in
-# order: the first rule whose words all occur in the point's `collective` and `framework` wins.
+# order: the first rule whose words all occur in the point's `collective`, `framework` and
+# `table` (which script of a repository was measured) wins.
 # Points no rule matches are predicted without a stack (the formulas on the bare links). Each
 # rule says why; the stacks' constants come from library code, documentation and
 # micro-benchmarks (docs/published.md, "Stacks"), never from these end-to-end points.
@@ -52,6 +53,24 @@ STACK_RULES = (
     (("horovod + nccl",), "horovod-0.19-nccl-2.7-ib",
      "MXNet with Horovod 0.19-0.20 (NGC 20.03-20.12, pip MXNet 1.6 in 2020)"),
     (("pytorch ddp + nccl",), "pytorch-ddp-nccl-2.7-ib", "PyTorch DistributedDataParallel"),
+    (("pytorch ddp / apex + nccl", "pytorch:20.03", "dali"), "apex-ddp-o1-nccl-2.7-ib",
+     "DLPerf's NGC PyTorch 20.03 ResNet-50 (DeepLearningExamples @46ff370): apex DDP, 10 M-element "
+     "buckets, --amp is apex amp O1 (float32 gradients)"),
+    (("pytorch ddp / apex + nccl", "pytorch:20.03"), "apex-ddp-bert-nccl-2.7-ib",
+     "DLPerf's NGC PyTorch 20.03 BERT (DeepLearningExamples @26c2676 run_pretraining.py): apex "
+     "DDP with message_size 250 M elements, one bucket for BERT-base; amp O2"),
+    (("pytorch ddp / apex + nccl", "21.11", "pre-training"), "pytorch-ddp-onebucket-nccl-2.7-ib",
+     "DeepLearningExamples @729963d BERT pre-training: PyTorch DDP with one bucket "
+     "(bucket_cap_mb = the GPU's memory), float16 model"),
+    (("pytorch ddp / apex + nccl", "squad"), "apex-ddp-nccl-2.7-ib",
+     "DeepLearningExamples @729963d run_squad.py: apex DDP with default 10 M-element buckets, "
+     "amp O2"),
+    (("tf.distribute (nccl)", "tensorflow 2.3"), "tf-2.3-keras-nccl-2.7-ib",
+     "DLPerf's TensorFlow 2.3 ResNet-50 (tensorflow/models r2.3.0 classifier_trainer.py, Keras "
+     "fit under MultiWorkerMirroredStrategy): one all-reduce after backward, float32 gradients"),
+    (("paddle fleet collective (nccl)", "paddlenlp"), "nccl-2.7-socket",
+     "DLPerf PaddlePaddle/bert/scripts/multi_node_train.sh exports NCCL_IB_DISABLE=1: NCCL's "
+     "socket transport between nodes (inside one node the same as nccl-2.7-ib)"),
     (("nccl",), "nccl-2.7-ib",
      "NCCL under a framework whose grouping the source does not state (OneFlow, PaddlePaddle "
      "fleet, tf.distribute, APEX): the library only"),
@@ -65,7 +84,7 @@ def stack_for(source, p):
     """The stack name and the reason for a point, or (None, reason)."""
     if source in NO_STACK_SOURCES:
         return None, "parameter servers or NCCL 1 inside TensorFlow 1.1: no stack"
-    words = f"{p.get('collective') or ''} {p.get('framework') or ''}".lower()
+    words = f"{p.get('collective') or ''} {p.get('framework') or ''} {p.get('table') or ''}".lower()
     for needles, name, why in STACK_RULES:
         if all(n in words for n in needles):
             return name, why

@@ -188,6 +188,68 @@ TEST(Stack, OverlapPoliciesOfFrameworksParse) {
   EXPECT_FALSE(parse_overlap("fusion:64").ok());
 }
 
+// The groups `stack`'s framework makes of `layers` (every gradient ready at once).
+std::vector<GradientGroup> framework_groups(const StackSpec& stack,
+                                            const std::vector<LayerTime>& layers) {
+  EXPECT_TRUE(stack.framework.has_value()) << stack.name;
+  auto policy = parse_overlap(stack.framework ? stack.framework->grouping : "");
+  EXPECT_TRUE(policy.ok()) << stack.name;
+  return policy.ok() ? make_groups(layers, *policy, [](std::int64_t) { return Nanos{0}; })
+                     : std::vector<GradientGroup>{};
+}
+
+// The scripts the published measurements ran (docs/published.md): DLE BERT pre-training's
+// apex DDP (message_size 250 M elements) keeps BERT-base's 110 M gradients in one bucket, apex's
+// default 10 M-element buckets split them, TF 2.3 Keras all-reduces once after backward.
+TEST(Stack, DeepLearningExamplesAndKerasGroupingsFollowTheirScripts) {
+  // 13 layers of 8.5 M gradient elements: 110.5 M, about BERT-base.
+  const std::vector<LayerTime> bert(13, LayerTime{1000, 2000, 8'500'000});
+  auto one = load_stack("apex-ddp-bert-nccl-2.7-ib");
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_EQ(framework_groups(*one, bert).size(), 1u);
+  EXPECT_TRUE(contains(one->source_of("framework.grouping"), "message_size=250000000"));
+  auto apex = load_stack("apex-ddp-nccl-2.7-ib");
+  ASSERT_TRUE(apex.ok()) << apex.error().message;
+  // A bucket closes at 10 M elements: two layers each, the last layer alone.
+  EXPECT_EQ(framework_groups(*apex, bert).size(), 7u);
+  for (const char* name : {"tf-2.3-keras-nccl-2.7-ib", "pytorch-ddp-onebucket-nccl-2.7-ib"}) {
+    auto s = load_stack(name);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    const auto groups = framework_groups(*s, bert);
+    ASSERT_EQ(groups.size(), 1u) << name;
+    EXPECT_EQ(groups[0].elements, 13 * 8'500'000) << name;
+  }
+}
+
+// Under AMP, apex amp O1 and Keras' mixed_float16 keep float32 parameters, so their gradients go
+// on the wire in float32; DLE BERT pre-training (model.half()) overrides its DDP base back to
+// the scenario's float16.
+TEST(Stack, MixedPrecisionGradientBytesFollowTheFramework) {
+  const Topology t = nodes(4, 600, 96);
+  auto fp16_ns = [&](const char* name) {
+    auto s = load_stack(name);
+    EXPECT_TRUE(s.ok()) << name;
+    ExchangeConfig c;
+    c.precision = Precision::kFp16;
+    c.stack = std::make_shared<const StackSpec>(*s);
+    auto m = make_comm_model(t, c);
+    EXPECT_TRUE(m.ok()) << name;
+    return m.ok() ? static_cast<double>((*m)->exchange_time(25'000'000)) : 0.0;
+  };
+  auto lib = load_stack("nccl-2.7-ib");
+  ASSERT_TRUE(lib.ok());
+  const auto nccl = std::make_shared<const StackSpec>(*lib);
+  ExchangeConfig fp32;
+  fp32.stack = nccl;
+  auto m32 = make_comm_model(t, fp32);
+  ASSERT_TRUE(m32.ok());
+  const double as_fp32 = static_cast<double>((*m32)->exchange_time(25'000'000));
+  EXPECT_DOUBLE_EQ(fp16_ns("apex-ddp-o1-nccl-2.7-ib"), as_fp32);
+  EXPECT_DOUBLE_EQ(fp16_ns("tf-2.3-keras-nccl-2.7-ib"), as_fp32);
+  EXPECT_LT(fp16_ns("pytorch-ddp-onebucket-nccl-2.7-ib"), 0.6 * as_fp32);
+  EXPECT_LT(fp16_ns("apex-ddp-bert-nccl-2.7-ib"), 0.6 * as_fp32);
+}
+
 // Latencies the stack itself gives on `link`, at 2, 4 and 8 ranks one per node.
 std::vector<TimingSeries> benchmark(const StackSpec& s, const LinkCost& link,
                                     const BenchmarkSetup& setup) {
