@@ -423,6 +423,47 @@ std::vector<int> ring_order(int gpus, const std::vector<std::vector<double>>& wi
   return best;
 }
 
+// The order of a node's GPUs in a ring that crosses nodes: `ring` (a cycle) cut at one of its
+// hops, walked either way, so that the ring leaves the node from the last GPU through that GPU's
+// NIC and enters the next node's first GPU from its NIC. The best cut makes the narrowest hop
+// of the chain and of its two NIC legs widest (ties: the fewest links), as NCCL searches its
+// rings from NIC to NIC; among equals, the first of: the uncut order, then cuts one position
+// further, each forward before reversed. `leg_out[g]`/`leg_in[g]`: width and links of the
+// routes GPU g -> its NIC and its NIC -> GPU g.
+std::vector<int> chain_through_nics(const std::vector<int>& ring,
+                                    const std::vector<std::vector<double>>& width,
+                                    const std::vector<std::vector<int>>& hops,
+                                    const std::vector<std::pair<double, int>>& leg_out,
+                                    const std::vector<std::pair<double, int>>& leg_in) {
+  const int g = static_cast<int>(ring.size());
+  if (g < 2) return ring;
+  auto score = [&](const std::vector<int>& chain) {
+    RingScore s{std::min(leg_out[chain.back()].first, leg_in[chain.front()].first),
+                leg_out[chain.back()].second + leg_in[chain.front()].second};
+    for (int i = 0; i + 1 < g; ++i) {
+      s.narrowest = std::min(s.narrowest, width[chain[i]][chain[i + 1]]);
+      s.hops += hops[chain[i]][chain[i + 1]];
+    }
+    return s;
+  };
+  std::vector<int> best = ring;
+  RingScore best_score = score(ring);
+  std::vector<int> chain(g);
+  for (int r = 0; r < g; ++r) {
+    for (int reversed = 0; reversed < 2; ++reversed) {
+      for (int i = 0; i < g; ++i) {
+        chain[i] = reversed ? ring[((r - 1 - i) % g + g) % g] : ring[(r + i) % g];
+      }
+      const RingScore s = score(chain);
+      if (s.better_than(best_score)) {
+        best = chain;
+        best_score = s;
+      }
+    }
+  }
+  return best;
+}
+
 // Sizes far beyond any real cluster would overflow the int indices.
 // Devices plus links of a whole cluster: about 100 bytes each, so at most ~1 GB (a 100,000-GPU
 // cluster of DGX H100 nodes is 1.7 M).
@@ -580,6 +621,19 @@ Expected<ClusterTopology> ClusterTopology::build(const NodeType& node, int nodes
     }
   }
   t.intra_ring_ = ring_order(gpus, width, hops);
+  t.node_chain_ = t.intra_ring_;
+  if (nodes > 1) {
+    std::vector<std::pair<double, int>> leg_out(gpus);
+    std::vector<std::pair<double, int>> leg_in(gpus);
+    for (int a = 0; a < gpus; ++a) {
+      const int nic = gpus + node.gpu_nic[a];
+      const auto& out_route = plan->local_route(a, nic);
+      const auto& in_route = plan->local_route(nic, a);
+      leg_out[a] = {topo::bottleneck(node.links, out_route), static_cast<int>(out_route.size())};
+      leg_in[a] = {topo::bottleneck(node.links, in_route), static_cast<int>(in_route.size())};
+    }
+    t.node_chain_ = chain_through_nics(t.intra_ring_, width, hops, leg_out, leg_in);
+  }
   t.plan_ = std::move(plan);
   t.routes_ = std::make_shared<RouteCache>();
   return t;
@@ -704,8 +758,10 @@ std::vector<int> ClusterTopology::collective_order(int workers) const {
     }
     return order;
   }
+  // One node's collective rings inside it; across nodes each node is a chain from NIC to NIC.
+  const std::vector<int>& local_order = workers > g ? node_chain_ : intra_ring_;
   for (int n = 0; n < workers / g; ++n) {
-    for (int local : intra_ring_) order.push_back(n * g + local);
+    for (int local : local_order) order.push_back(n * g + local);
   }
   return order;
 }

@@ -154,6 +154,32 @@ TEST(Topology, Dgx1RingUsesOnlyNvlinkHops) {
   }
 }
 
+// Across nodes the ring runs from NIC to NIC through each node. A DGX-1 whose GPUs all use
+// nic0 (one HCA, as in clusters that cable only one): the intra-node ring cut between GPUs 4 and
+// 0 would leave the node from GPU 4 across the QPI link; cut between GPUs 0 and 3 both legs stay
+// on CPU 0's PCIe tree and every hop of the chain is NVLink. With a NIC per PCIe switch (the
+// bundled DGX-1) every cut is alike and the ring stays as it is.
+TEST(Topology, RingsAcrossNodesLeaveAndEnterThroughTheNic) {
+  NodeType one_hca = load("dgx1-v100");
+  one_hca.gpu_nic.assign(8, 0);
+  const ClusterTopology t = build(one_hca, 2, network_for(one_hca));
+  EXPECT_EQ(t.node_chain(), (std::vector<int>{3, 2, 1, 5, 6, 7, 4, 0}));
+  EXPECT_EQ(t.intra_ring(), (std::vector<int>{0, 3, 2, 1, 5, 6, 7, 4}));
+  const std::vector<int> order = t.collective_order(16);
+  ASSERT_EQ(order.size(), 16u);
+  EXPECT_EQ(order[0], 3);
+  EXPECT_EQ(order[8], 8 + 3);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    for (int l : t.route(order[i], order[(i + 1) % order.size()])) {
+      EXPECT_NE(t.links()[l].kind, "qpi") << order[i] << " -> " << order[(i + 1) % order.size()];
+    }
+  }
+  // One node's collective still rings inside it.
+  EXPECT_EQ(t.collective_order(8), t.intra_ring());
+  const ClusterTopology four_hcas = build(load("dgx1-v100"), 2, network_for(load("dgx1-v100")));
+  EXPECT_EQ(four_hcas.node_chain(), four_hcas.intra_ring());
+}
+
 TEST(Topology, PcieServerRoutesClimbOnlyAsFarAsNeeded) {
   const ClusterTopology t = build(load("pcie-8gpu-2s-switch"), 1, {});
   // Two GPUs on one switch stay below it.

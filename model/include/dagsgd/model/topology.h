@@ -122,9 +122,15 @@ class ClusterTopology {
   // lexicographically smallest), e.g. around a DGX-1's NVLink cube-mesh; identity when every
   // order is alike. Starts with local GPU 0.
   const std::vector<int>& intra_ring() const { return intra_ring_; }
+  // The order of a node's GPUs in a ring across nodes: intra_ring() cut at the hop (and walked
+  // in the direction) that lets the ring leave the node from its last GPU through that GPU's
+  // NIC and enter at its first GPU from its NIC best: the narrowest hop of the chain and of both
+  // NIC legs widest, then the fewest links, then the uncut order. Equal to intra_ring() on one
+  // node and wherever every cut is alike (a NIC per PCIe switch, uniform nodes).
+  const std::vector<int>& node_chain() const { return node_chain_; }
   // The ranks of a collective over the first `workers` GPUs in the order a library rings them:
-  // node by node, each node's GPUs in intra_ring() order (fewer than a node: those of its
-  // first GPUs, in that order).
+  // node by node, each node's GPUs in node_chain() order (one whole node: intra_ring() order;
+  // fewer than a node: those of its first GPUs, in intra_ring() order).
   std::vector<int> collective_order(int workers) const;
 
   // Human-readable summary and Graphviz (dot) rendering; to_json: the same as one JSON object
@@ -143,6 +149,7 @@ class ClusterTopology {
   std::vector<std::vector<int>> out_links_;  // per device: its outgoing link indices
   std::vector<int> gpu_devices_;             // per rank
   std::vector<int> intra_ring_;
+  std::vector<int> node_chain_;
   struct Plan;  // node-local routes and the network's link tables, fixed at build
   std::shared_ptr<const Plan> plan_;
   struct RouteCache;
