@@ -508,8 +508,13 @@ void FileParser::finish() {
     Nanos dur;
     std::size_t index;
   };
-  std::vector<Key> keys(events.size());
-  for (std::size_t i = 0; i < events.size(); ++i) keys[i] = Key{events[i].ts, events[i].dur, i};
+  // Both new tables get 2 MiB pages: faulting them in 4 KiB at a time took about a quarter of
+  // this step (perf, 98 MB trace).
+  std::vector<Key> keys;
+  keys.reserve(events.size());
+  advise_huge_pages(keys.data(), keys.capacity() * sizeof(Key));
+  for (std::size_t i = 0; i < events.size(); ++i)
+    keys.push_back(Key{events[i].ts, events[i].dur, i});
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
     if (a.ts != b.ts) return a.ts < b.ts;
     if (a.dur != b.dur) return a.dur > b.dur;
@@ -517,7 +522,20 @@ void FileParser::finish() {
   });
   std::vector<ImportedEvent> sorted;
   sorted.reserve(events.size());
-  for (const auto& k : keys) sorted.push_back(events[k.index]);
+  advise_huge_pages(sorted.data(), sorted.capacity() * sizeof(ImportedEvent));
+  // The gather reads the table in key order, all over it (threads and streams interleave): the
+  // events a few keys ahead are asked for early so that their cache misses overlap instead of
+  // following one another.
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (i + kAhead < keys.size()) {
+      const auto* ahead = reinterpret_cast<const char*>(&events[keys[i + kAhead].index]);
+      __builtin_prefetch(ahead);
+      __builtin_prefetch(ahead + 64);
+      __builtin_prefetch(ahead + sizeof(ImportedEvent) - 1);
+    }
+    sorted.push_back(events[keys[i].index]);
+  }
   events = std::move(sorted);
 }
 
