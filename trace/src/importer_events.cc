@@ -256,9 +256,11 @@ class FileParser final : public EventSink {
     report_ = fresh_report_;
     stop_.clear();
     interned_.clear();
+    recent_.fill(Recent{});  // (it views keys_)
     keys_.clear();
     flow_cat_ids_.clear();
     flow_cats_.clear();
+    last_flow_cat_ = -1;
     flows_.clear();
     drift_ = RawEvent{};
     base_ns_ = 0;
@@ -283,12 +285,16 @@ class FileParser final : public EventSink {
   }
 
   std::int32_t flow_category(std::string_view c) {
+    // Kineto's flows alternate between two categories (ac2g, fwdbwd): the last one first.
+    if (last_flow_cat_ >= 0 && c == *flow_cats_[static_cast<std::size_t>(last_flow_cat_)]) {
+      return last_flow_cat_;
+    }
     auto it = flow_cat_ids_.find(c);
-    if (it != flow_cat_ids_.end()) return it->second;
+    if (it != flow_cat_ids_.end()) return last_flow_cat_ = it->second;
     auto id = static_cast<std::int32_t>(flow_cats_.size());
     flow_cats_.push_back(std::make_unique<std::string>(c));
     flow_cat_ids_.emplace(std::string_view(*flow_cats_.back()), id);
-    return id;
+    return last_flow_cat_ = id;
   }
 
   // The order of std::map<pair<std::string, id>>: category text, then id.
@@ -313,15 +319,39 @@ class FileParser final : public EventSink {
     return std::string(t.substr(0, 40)) + (t.size() > 40 ? "..." : "");
   }
 
+  // A slot of the cache in front of interned_, from the length and the first and last 8 bytes:
+  // Kineto repeats a few thousand names hundreds of times each, and std::hash reads all of a name
+  // (kernel names run to hundreds of bytes) before the table divides by a prime.
+  static std::size_t recent_slot(std::string_view s) {
+    std::uint64_t head = 0;
+    std::uint64_t tail = 0;
+    const std::size_t n = s.size();
+    if (n >= 8) {
+      std::memcpy(&head, s.data(), 8);
+      std::memcpy(&tail, s.data() + n - 8, 8);
+    } else if (n > 0) {
+      std::memcpy(&head, s.data(), n);
+    }
+    const std::uint64_t h = head * 0x9E3779B97F4A7C15ull ^ (tail + n) * 0xC2B2AE3D27D4EB4Full;
+    return static_cast<std::size_t>(h >> 54) % kRecentSlots;
+  }
+
   std::int32_t intern(std::string_view s) {
+    // Ids come from interned_ (first seen, first numbered); the cache only remembers them.
+    Recent& r = recent_[recent_slot(s)];
+    if (r.id >= 0 && r.text == s) return r.id;
     auto it = interned_.find(s);
-    if (it != interned_.end()) return it->second;
+    if (it != interned_.end()) {
+      r = Recent{it->first, it->second};
+      return it->second;
+    }
     auto id = static_cast<std::int32_t>(rank_.strings.size());
     rank_.strings.emplace_back(s);
     // Keys view the stored strings; a deque would keep them stable, but strings never move
     // their heap buffer on vector growth except short ones (SSO), so keep an owned copy.
     keys_.push_back(std::make_unique<std::string>(s));
     interned_.emplace(std::string_view(*keys_.back()), id);
+    r = Recent{std::string_view(*keys_.back()), id};
     return id;
   }
 
@@ -426,9 +456,17 @@ class FileParser final : public EventSink {
   const std::string* where_ = nullptr;
   std::string stop_;  // why the walk was stopped (kStopped)
   std::unordered_map<std::string_view, std::int32_t> interned_;
+  // Views of keys_' strings (id -1: empty).
+  struct Recent {
+    std::string_view text;
+    std::int32_t id = -1;
+  };
+  static constexpr std::size_t kRecentSlots = 1024;
+  std::array<Recent, kRecentSlots> recent_{};
   std::vector<std::unique_ptr<std::string>> keys_;
   std::unordered_map<std::string_view, std::int32_t> flow_cat_ids_;
   std::vector<std::unique_ptr<std::string>> flow_cats_;
+  std::int32_t last_flow_cat_ = -1;  // the last flow's category
   std::unordered_map<FlowKey, std::pair<int, int>, FlowKeyHash> flows_;
   RawEvent drift_;
   std::int64_t base_ns_ = 0;
