@@ -1,7 +1,7 @@
 // The trainer's view of a compute device (`--device cuda`): the layer math and the device side of
 // the gradient exchange; the loop, the exchange strategies and the trace stay in trainer.cc.
-// Internal to the runtime; the CUDA implementation (runtime/cuda/src/cuda_backend.cc) is compiled
-// only when DAGSGD_HAVE_CUDA.
+// Internal to the runtime; the CUDA implementation (runtime/cuda/src/cuda_backend.cc) is built only
+// when DAGSGD_HAVE_CUDA, as a plug-in that src/cuda_plugin.cc loads on first use.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +29,9 @@ struct DeviceSetup {
   int rank = 0;
   int local_rank = 0;  // picks the device: local_rank % device count
   bool tracing = false;
+  // The trainer's clock (now_ns, CLOCK_MONOTONIC), which CUPTI records are stamped with: passed
+  // in, as the plug-in links nothing of the runtime.
+  std::int64_t (*host_clock_ns)() = nullptr;
 };
 
 class DeviceBackend {
@@ -70,7 +73,20 @@ class DeviceBackend {
 
 // Checks that a CUDA device is usable by this process; the error is one line, e.g.
 // "--device cuda: no CUDA device (cudaGetDeviceCount: ...)". Without CUDA support: an error.
+// Both load the CUDA plug-in on first use (src/cuda_plugin.cc): an error when it cannot be loaded.
 model::Expected<void> probe_cuda_device();
 model::Expected<std::unique_ptr<DeviceBackend>> make_cuda_backend(const DeviceSetup& setup);
+
+// The CUDA plug-in (libdagsgd-cuda-backend.so, built from runtime/cuda/src/cuda_backend.cc): a
+// separate library so that the CUDA libraries it links (cudart, cuBLAS, CUPTI: about 26,000 page
+// faults to load) are loaded by `dagsgd train --device cuda` only, not by every program that links
+// the runtime (every dagsgd command). It exports one C function, kCudaPluginEntry, returning its
+// table; both sides are built from this header by one build.
+struct CudaPlugin {
+  model::Expected<void> (*probe)();
+  model::Expected<std::unique_ptr<DeviceBackend>> (*make)(const DeviceSetup& setup);
+};
+inline constexpr const char* kCudaPluginEntry = "dagsgd_cuda_plugin";
+inline constexpr const char* kCudaPluginName = "libdagsgd-cuda-backend.so";
 
 }  // namespace dagsgd::runtime

@@ -18,15 +18,6 @@ namespace dagsgd::runtime {
 
 using trace::Phase;
 
-#ifndef DAGSGD_HAVE_CUDA
-model::Expected<void> probe_cuda_device() {
-  return model::Error{"--device cuda: this build has no CUDA support"};
-}
-model::Expected<std::unique_ptr<DeviceBackend>> make_cuda_backend(const DeviceSetup& /*setup*/) {
-  return model::Error{"--device cuda: this build has no CUDA support"};
-}
-#endif
-
 MpiSession::MpiSession(int* argc, char*** argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
@@ -258,6 +249,7 @@ model::Expected<std::unique_ptr<DeviceBackend>> make_device(const TrainConfig& c
   MPI_Comm_rank(node, &ds.local_rank);
   MPI_Comm_free(&node);
   ds.tracing = tracing;
+  ds.host_clock_ns = &now_ns;
   return make_cuda_backend(ds);
 }
 

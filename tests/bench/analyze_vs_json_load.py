@@ -4,12 +4,15 @@ file, in one run (docs/performance.md, "Trace reader").
 
 The trace is the shared nccl_data trace's events laid end to end COPIES times (as
 tests/bench/bench_importer.cc builds it; 10 copies: 98 MB), written uncompressed to a temporary
-file. Each command runs REPS times, alternating; the medians and their ratio are printed.
+file. Each command runs REPS times, alternating; the medians and their ratio are printed, of the
+wall time and of the CPU time (user + system) of each command: both are single-threaded, so on an
+idle machine the two agree, and on a loaded one the CPU time is the steadier figure.
 
 usage: analyze_vs_json_load.py DAGSGD [COPIES] [REPS]
 """
 import gzip
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,10 +33,17 @@ def synthetic_trace(copies):
     return text[:begin + 1] + ",".join([events] * copies) + text[end:]
 
 
+def cpu_of_children():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def timed(cmd):
+    """(wall seconds, CPU seconds) of one run of cmd."""
+    cpu = cpu_of_children()
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, cpu_of_children() - cpu
 
 
 def main():
@@ -53,11 +63,12 @@ def main():
         for _ in range(reps):
             py.append(timed(load))
             ours.append(timed(analyze))
-    p, o = statistics.median(py), statistics.median(ours)
     print(f"trace: {size / 1e6:.1f} MB ({copies} copies of nccl_data)")
-    print(f"python3 json.load: {p:.2f} s (median of {reps})")
-    print(f"dagsgd analyze:    {o:.2f} s (median of {reps})")
-    print(f"ratio: {p / o:.1f}x")
+    for what, i in (("wall", 0), ("CPU", 1)):
+        p = statistics.median(t[i] for t in py)
+        o = statistics.median(t[i] for t in ours)
+        print(f"{what}: python3 json.load {p:.2f} s, dagsgd analyze {o:.2f} s "
+              f"(medians of {reps}): ratio {p / o:.1f}x")
 
 
 if __name__ == "__main__":

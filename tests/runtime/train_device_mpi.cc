@@ -109,6 +109,28 @@ TEST(TrainDevice, NetworkFilesTheGpuCannotRunAreRefusedBeforeLookingForADevice) 
   std::remove((base + "-relu-last.json").c_str());
   std::remove((base + "-fc-fc.json").c_str());
 }
+
+// The CUDA backend is a plug-in loaded on the first --device cuda (runtime/src/cuda_plugin.cc):
+// one that cannot be found is one line naming it, exit 2 on every rank.
+TEST(TrainDevice, MissingCudaPluginIsOneLineNamingIt) {
+  const std::string lib = "/nonexistent/libdagsgd-cuda-backend.so";
+  RunResult r = run("env DAGSGD_CUDA_BACKEND_LIB=" + lib + " " + train_np(2) +
+                    " --device cuda --iterations 3 --no-eval");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(count(r.out, "dagsgd: error:"), 1) << r.out;
+  EXPECT_EQ(count(r.out, "$DAGSGD_CUDA_BACKEND_LIB names '" + lib + "', which is not a file"), 1)
+      << r.out;
+}
+
+// ... so the binary itself needs no CUDA library: every other command starts without loading
+// them (they cost dagsgd --help 0.5 s and 26,000 page faults).
+TEST(TrainDevice, TheBinaryLinksNoCudaLibrary) {
+  RunResult r = run(std::string("ldd ") + DAGSGD_BINARY);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* name : {"libcudart", "libcublas", "libcupti"}) {
+    EXPECT_EQ(r.out.find(name), std::string::npos) << name << " in\n" << r.out;
+  }
+}
 #endif
 
 TEST(TrainDevice, CpuIsTheDefaultAndStillTrains) {

@@ -172,6 +172,35 @@ TEST(ImporterKernels, WindowsChangeNothing) {
   }
 }
 
+// Events out of order are sorted in the text's buffer when it holds 120 bytes per kept event
+// and in new tables when it does not (importer_events.cc): both give (ts, longer first, file
+// order for equal events).
+TEST(ImporterKernels, SortInTheTextBufferOrNotGivesOneOrder) {
+  const int ts[] = {5, 3, 3, 9, 1, 3, 7, 3};
+  const int dur[] = {1, 2, 2, 1, 4, 1, 1, 2};
+  std::string compact = R"({"traceEvents": [)";
+  std::string roomy = compact;
+  for (int i = 0; i < 8; ++i) {
+    const std::string ev = R"({"ph":"X","cat":"kernel","name":"k)" + std::to_string(i) +
+                           R"(","ts":)" + std::to_string(ts[i]) + R"(,"dur":)" +
+                           std::to_string(dur[i]) + "}";
+    compact += (i > 0 ? "," : "") + ev;
+    roomy += (i > 0 ? "," : "") + ev + std::string(200, ' ');
+  }
+  compact += "]}";
+  roomy += "]}";
+  ASSERT_LT(compact.size(), 8u * 120u);
+  ASSERT_GT(roomy.size(), 8u * 120u);
+  for (const std::string* text : {&compact, &roomy}) {
+    FileReport rep;
+    auto r = import_trace_text(*text, "t.json", 0, rep);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    std::string order;
+    for (const auto& e : r->events) order += r->str(e.name) + " ";
+    EXPECT_EQ(order, "k4 k1 k2 k7 k5 k0 k6 k3 ") << text->size() << " bytes";
+  }
+}
+
 TEST(ImporterKernels, SameDagFromEveryKernel) {
   const std::string kineto = std::string(DAGSGD_SHARED_DATA) + "/traces/kineto/";
   for (const auto& files : std::vector<std::vector<std::string>>{

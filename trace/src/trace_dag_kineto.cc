@@ -100,6 +100,13 @@ class KinetoBuilder : public Builder {
     out_.mode = TraceMode::kKineto;
     out_.rank_bounds.assign(run_.ranks.size(), {});
     per_rank_comm_.assign(run_.ranks.size(), {});
+    // Room for a task per event up front (Kineto's traces make fewer): grown by doubling, the
+    // tables were copied into new memory, faulted in 4 KiB at a time, at every step. What is never
+    // written is never touched.
+    std::size_t events = 0;
+    for (const auto& r : run_.ranks) events += r.events.size();
+    out_.dag.reserve(events, events);
+    out_.tasks.reserve(events);
     for (std::size_t ri = 0; ri < run_.ranks.size(); ++ri) {
       const RankScan scan = scan_rank(ri);
       for (const auto& s : scan.steps) out_.rank_bounds[ri].push_back(s.first - run_.origin);
@@ -120,6 +127,20 @@ class KinetoBuilder : public Builder {
     const auto& rank = run_.ranks[ri];
     RankScan s;
     std::map<std::int64_t, int> runtime_count;
+    // Each thread's op and label lists at their final size, counted first, for the same reason.
+    std::map<std::int64_t, std::pair<std::size_t, std::size_t>> per_thread;
+    for (const auto& e : rank.events) {
+      if (e.gpu) continue;
+      if (e.category == EventCategory::kCpuOp || e.category == EventCategory::kAnnotation) {
+        auto& [ops, labels] = per_thread[e.tid];
+        ++ops;
+        ++labels;  // at most one label per op or annotation
+      }
+    }
+    for (const auto& [tid, n] : per_thread) {
+      s.ops[tid].reserve(n.first);
+      s.labels[tid].reserve(n.second);
+    }
     for (const auto& e : rank.events) {
       if (e.gpu) continue;
       const std::string& n = rank.str(e.name);

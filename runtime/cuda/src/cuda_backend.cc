@@ -1,5 +1,6 @@
 // `dagsgd train --device cuda`: the trainer's DeviceBackend on one GPU per rank (CudaMlp), with
-// the CUPTI collector attributing kernels and copies to layers when tracing.
+// the CUPTI collector attributing kernels and copies to layers when tracing. Built as the plug-in
+// libdagsgd-cuda-backend.so (device_backend.h), which the runtime loads on first use.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -7,7 +8,6 @@
 #include <string>
 #include <utility>
 
-#include "dagsgd/runtime/clock_sync.h"
 #include "dagsgd/runtime/cuda/cuda_mlp.h"
 #include "dagsgd/runtime/cuda/cuda_ops.h"
 #include "dagsgd/runtime/cuda/cupti_collector.h"
@@ -32,7 +32,7 @@ class CudaBackend final : public DeviceBackend {
       // Before the context exists, so that its first copies and kernels are recorded too.
       // CUPTI stamps records with now_ns (CLOCK_MONOTONIC); the trainer maps them to rank 0.
       CuptiCollectorOptions o;
-      o.host_clock_ns = &now_ns;
+      o.host_clock_ns = s.host_clock_ns;
       o.trace_base_ns = 0;
       o.host_pid = s.rank;
       auto c = CuptiCollector::start(o);
@@ -195,9 +195,7 @@ class CudaBackend final : public DeviceBackend {
   std::string name_;
 };
 
-}  // namespace
-
-model::Expected<void> probe_cuda_device() {
+model::Expected<void> probe() {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
@@ -211,9 +209,18 @@ model::Expected<void> probe_cuda_device() {
   return model::ok();
 }
 
-model::Expected<std::unique_ptr<DeviceBackend>> make_cuda_backend(const DeviceSetup& setup) {
+model::Expected<std::unique_ptr<DeviceBackend>> make(const DeviceSetup& setup) {
   if (setup.layers.empty()) return model::Error{"--device cuda: the model has no layers"};
   return CudaBackend::create(setup);
 }
 
+}  // namespace
+
 }  // namespace dagsgd::runtime
+
+// The plug-in's one exported symbol (kCudaPluginEntry); everything else in it is hidden.
+extern "C" __attribute__((visibility("default"))) const dagsgd::runtime::CudaPlugin*
+dagsgd_cuda_plugin() {
+  static const dagsgd::runtime::CudaPlugin plugin{&dagsgd::runtime::probe, &dagsgd::runtime::make};
+  return &plugin;
+}
