@@ -189,28 +189,9 @@ Assembly assemble(const CollectRequest& req, const std::string& library, const s
 }  // namespace
 
 model::Expected<std::string> find_tracer_library() {
-  if (const char* env = std::getenv(kLibraryEnv); env != nullptr && *env != '\0') {
-    if (!fs::is_regular_file(env)) {
-      return model::Error{std::string("$") + kLibraryEnv + " names '" + env +
-                          "', which is not a file"};
-    }
-    return fs::absolute(env).string();
-  }
-  const std::string exe = self_exe();
-  std::vector<fs::path> candidates;
-  if (!exe.empty()) {
-    fs::path dir = fs::path(exe).parent_path();
-    candidates = {dir / ".." / "runtime" / "mpitrace" / kLibraryName,
-                  dir / ".." / "lib" / kLibraryName, dir / kLibraryName,
-                  dir / ".." / "lib" / "dagsgd" / kLibraryName};
-  }
-  std::string tried;
-  for (const auto& c : candidates) {
-    if (fs::is_regular_file(c)) return fs::weakly_canonical(c).string();
-    tried += (tried.empty() ? "" : ", ") + c.lexically_normal().string();
-  }
-  return model::Error{std::string("cannot find the MPI tracer ") + kLibraryName + " (looked in " +
-                      tried + "); build the 'dagsgd-mpitrace' target or set $" + kLibraryEnv};
+  return find_own_library(kLibraryEnv, kLibraryName,
+                          {"../runtime/mpitrace", "../lib", ".", "../lib/dagsgd"}, "the MPI tracer",
+                          "dagsgd-mpitrace");
 }
 
 std::vector<std::string> traced_command(const std::vector<std::string>& command,

@@ -2,10 +2,7 @@
 // use, so that programs linking the runtime do not load the CUDA libraries when they start.
 #include <dlfcn.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <string>
-#include <vector>
 
 #include "dagsgd/runtime/process.h"
 #include "device_backend.h"
@@ -16,35 +13,16 @@ namespace dagsgd::runtime {
 
 namespace {
 
-namespace fs = std::filesystem;
-
 constexpr const char* kPluginEnv = "DAGSGD_CUDA_BACKEND_LIB";
 
 // $DAGSGD_CUDA_BACKEND_LIB, else beside this executable in the build tree or an install (as the
-// MPI tracer is found, collect.cc). The error says where it looked.
+// MPI tracer is found, collect.cc).
 model::Expected<std::string> find_plugin() {
-  if (const char* env = std::getenv(kPluginEnv); env != nullptr && *env != '\0') {
-    if (!fs::is_regular_file(env)) {
-      return model::Error{std::string("--device cuda: $") + kPluginEnv + " names '" + env +
-                          "', which is not a file"};
-    }
-    return fs::absolute(env).string();
-  }
-  const std::string exe = self_exe();
-  std::vector<fs::path> candidates;
-  if (!exe.empty()) {
-    const fs::path dir = fs::path(exe).parent_path();
-    candidates = {dir / ".." / "runtime" / kCudaPluginName, dir / ".." / "lib" / kCudaPluginName,
-                  dir / kCudaPluginName, dir / ".." / "lib" / "dagsgd" / kCudaPluginName};
-  }
-  std::string tried;
-  for (const auto& c : candidates) {
-    if (fs::is_regular_file(c)) return fs::weakly_canonical(c).string();
-    tried += (tried.empty() ? "" : ", ") + c.lexically_normal().string();
-  }
-  return model::Error{std::string("--device cuda: cannot find the CUDA backend ") +
-                      kCudaPluginName + " (looked in " + tried +
-                      "); build the 'dagsgd-cuda-backend' target or set $" + kPluginEnv};
+  auto found =
+      find_own_library(kPluginEnv, kCudaPluginName, {"../runtime", "../lib", ".", "../lib/dagsgd"},
+                       "the CUDA backend", "dagsgd-cuda-backend");
+  if (!found) return model::with_context("--device cuda", found.error());
+  return found;
 }
 
 // Loaded once per process and never unloaded: backends it made may live until exit.

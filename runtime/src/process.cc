@@ -156,6 +156,30 @@ std::string self_exe(const std::string& fallback) {
   return ec ? fallback : exe.string();
 }
 
+model::Expected<std::string> find_own_library(const char* env, const std::string& file,
+                                              const std::vector<std::string>& beside,
+                                              const std::string& what, const std::string& target) {
+  namespace fs = std::filesystem;
+  if (const char* set = std::getenv(env); set != nullptr && *set != '\0') {
+    if (!fs::is_regular_file(set)) {
+      return model::Error{std::string("$") + env + " names '" + set + "', which is not a file"};
+    }
+    return fs::absolute(set).string();
+  }
+  const std::string exe = self_exe();
+  std::string tried;
+  if (!exe.empty()) {
+    const fs::path dir = fs::path(exe).parent_path();
+    for (const std::string& where : beside) {
+      const fs::path c = dir / where / file;
+      if (fs::is_regular_file(c)) return fs::weakly_canonical(c).string();
+      tried += (tried.empty() ? "" : ", ") + c.lexically_normal().string();
+    }
+  }
+  return model::Error{"cannot find " + what + " " + file + " (looked in " + tried +
+                      "); build the '" + target + "' target or set $" + env};
+}
+
 std::vector<std::string> own_command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

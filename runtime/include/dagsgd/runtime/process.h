@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "dagsgd/model/expected.h"
+
 namespace dagsgd::runtime {
 
 struct ProcessOptions {
@@ -42,6 +44,14 @@ int stop_signal();
 
 // This executable's path (/proc/self/exe), or `fallback` where it cannot be read.
 std::string self_exe(const std::string& fallback = "");
+
+// One of the project's own shared libraries (`file`): $`env` when set (it must name a file), else
+// the first of `beside` (directories relative to this executable's: the build tree's place, an
+// install's) that holds it. The error names `what` it is, where it looked, and the CMake
+// `target` that builds it.
+model::Expected<std::string> find_own_library(const char* env, const std::string& file,
+                                              const std::vector<std::string>& beside,
+                                              const std::string& what, const std::string& target);
 
 // This process's argv as the kernel has it (/proc/self/cmdline), for manifests.
 std::vector<std::string> own_command_line();
