@@ -37,6 +37,8 @@ std::string timeline_trace(const WhatifReport& report, const WhatifRow& row) {
   out += ",\"title\":";
   trace::append_json_string(out, report.title);
   out += "},\"traceEvents\":[\n";
+  // About 140 bytes a span: one allocation instead of a copy at every doubling.
+  out.reserve(out.size() + 160 * (r.timeline.size() + static_cast<std::size_t>(r.workers) + 1));
   bool first = true;
   auto emit = [&](const trace::Event& e) {
     if (!first) out += ",\n";
@@ -53,10 +55,13 @@ std::string timeline_trace(const WhatifReport& report, const WhatifRow& row) {
     m.args.push_back({"name", w < r.workers ? "GPU " + std::to_string(w) : "gradient exchange"});
     emit(m);
   }
+  // One event for every span, so its strings and arguments keep their capacity (a 512-GPU
+  // timeline has about 0.5 M spans).
+  trace::Event e;
+  e.ph = 'X';
   for (const auto& s : r.timeline) {
-    trace::Event e;
-    e.ph = 'X';
     e.name = detail::span_name(s);
+    e.args.clear();
     const bool comm = s.kind == model::TaskKind::kComm;
     e.cat = comm ? trace::cat::kUserAnnotation : trace::cat::kKernel;
     e.ts = s.start;

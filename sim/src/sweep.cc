@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "dagsgd/model/format.h"
 #include "dagsgd/sim/trace_replay.h"
@@ -209,20 +210,33 @@ Expected<std::vector<PredictResult>> run_sweep(const Workload& workload, const S
     }
     return out;
   }
-  // This process's share as "index\nlength\nwire" records; a wire starting with '!' is an
-  // error message. Every process gathers, whatever failed, so none is left waiting.
+  // Process 0 keeps its own results as they are; the others send theirs as
+  // "index\nlength\nwire" records, a wire starting with '!' being an error message. Every
+  // process gathers, whatever failed, so none is left waiting. Process 0's first failure is
+  // reported before the others', as when its records came first in the gather.
   std::string records;
+  std::vector<PredictResult> out(rank == 0 ? n : 0);
+  std::vector<bool> seen(rank == 0 ? n : 0, false);
+  std::optional<Error> own_failure;
   std::size_t done = 0;
   for (std::size_t i = rank; i < n; i += size) {
     auto r = evaluate(i);
-    const std::string wire = r ? result_to_wire(*r) : "!" + r.error().message;
-    records += std::to_string(i) + "\n" + std::to_string(wire.size()) + "\n" + wire;
+    if (rank == 0) {
+      if (r) {
+        out[i] = std::move(*r);
+        seen[i] = true;
+      } else if (!own_failure) {
+        own_failure = failed(i, r.error());
+      }
+    } else {
+      const std::string wire = r ? result_to_wire(*r) : "!" + r.error().message;
+      records += std::to_string(i) + "\n" + std::to_string(wire.size()) + "\n" + wire;
+    }
     if (progress) progress(++done, mine);
   }
   const std::string all = executor.gather(records);
   if (rank != 0) return std::vector<PredictResult>{};
-  std::vector<PredictResult> out(n);
-  std::vector<bool> seen(n, false);
+  if (own_failure) return *own_failure;
   std::size_t pos = 0;
   while (pos < all.size()) {
     const std::size_t nl1 = all.find('\n', pos);
