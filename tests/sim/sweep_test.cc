@@ -141,9 +141,18 @@ class TwoProcesses final : public SweepExecutor {
 TEST(SweepRun, TwoProcessesGiveTheSameResultsAsOne) {
   auto w = alexnet();
   auto g = small_grid();
-  g.algorithms = {"ring", "tree"};
+  g.algorithms = {"ring", "tree", "auto"};
+  g.precisions = {"fp32"};
   auto sweep = prepare_sweep(g, *w, catalogs());
   ASSERT_TRUE(sweep.ok()) << sweep.error().message;
+  // Process 1 runs the odd points but those whose timeline is kept: process 0 runs them all.
+  std::size_t odd_timelines = 0;
+  std::size_t second_runs = 0;
+  for (std::size_t i = 0; i < sweep->points.size(); ++i) {
+    if (i % 2 == 1 && sweep->keep_timeline[i]) ++odd_timelines;
+    if (i % 2 == 1 && !sweep->keep_timeline[i]) ++second_runs;
+  }
+  ASSERT_GT(odd_timelines, 0u) << "the grid puts a timeline point on an odd index";
   auto serial = run_sweep(*w, *sweep, SerialExecutor());
   ASSERT_TRUE(serial.ok()) << serial.error().message;
   ASSERT_EQ(serial->size(), sweep->points.size());
@@ -154,7 +163,18 @@ TEST(SweepRun, TwoProcessesGiveTheSameResultsAsOne) {
                           [&](std::size_t done, std::size_t) { progress.push_back(done); });
   ASSERT_TRUE(second.ok()) << second.error().message;
   EXPECT_TRUE(second->empty()) << "only process 0 holds the results";
-  EXPECT_EQ(progress.size(), sweep->points.size() / 2) << "process 1 ran every other point";
+  EXPECT_EQ(progress.size(), second_runs) << "process 1 ran every other point but timelines";
+  // The indices of process 1's "index\nlength\nwire" records.
+  std::vector<std::size_t> sent;
+  for (std::size_t pos = 0; pos < share.size();) {
+    const std::size_t nl1 = share.find('\n', pos);
+    const std::size_t nl2 = share.find('\n', nl1 + 1);
+    ASSERT_NE(nl2, std::string::npos);
+    sent.push_back(std::stoul(share.substr(pos, nl1 - pos)));
+    pos = nl2 + 1 + std::stoul(share.substr(nl1 + 1, nl2 - nl1 - 1));
+  }
+  ASSERT_EQ(sent.size(), second_runs);
+  for (std::size_t i : sent) EXPECT_TRUE(i % 2 == 1 && !sweep->keep_timeline[i]) << i;
   auto first = run_sweep(*w, *sweep, TwoProcesses(0, &share));
   ASSERT_TRUE(first.ok()) << first.error().message;
   ASSERT_EQ(first->size(), serial->size());

@@ -88,8 +88,10 @@ struct Sweep {
 model::Expected<Sweep> prepare_sweep(const SweepGrid& grid, const Workload& workload,
                                      const Catalogs& catalogs);
 
-// Where the points run. Point i runs in process i % size(); gather() brings every process's
-// bytes to process 0 in rank order (what it returns elsewhere is not used).
+// Where the points run. Point i runs in process i % size(), except the points whose timeline is
+// kept (Sweep::keep_timeline), which run in process 0, where the report is written; gather()
+// brings every process's bytes to process 0 in rank order (what it returns elsewhere is not
+// used).
 class SweepExecutor {
  public:
   virtual ~SweepExecutor() = default;
