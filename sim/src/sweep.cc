@@ -202,21 +202,10 @@ Expected<std::vector<PredictResult>> run_sweep(const Workload& workload, const S
   auto failed = [&](std::size_t i, const Error& e) {
     return model::with_context(point_label(sweep.grid, sweep.points[i]), e);
   };
-  if (size == 1) {
-    std::vector<PredictResult> out;
-    out.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      auto r = evaluate(i);
-      if (!r) return failed(i, r.error());
-      out.push_back(std::move(*r));
-      if (progress) progress(i + 1, n);
-    }
-    return out;
-  }
   // Process 0 keeps its own results as they are; the others send theirs as
   // "index\nlength\nwire" records, a wire starting with '!' being an error message. Every
-  // process gathers, whatever failed, so none is left waiting. Process 0's first failure is
-  // reported before the others', as when its records came first in the gather.
+  // process gathers, whatever failed, so none is left waiting (alone, a process stops at its
+  // first failure). Process 0's first failure is reported before the others'.
   std::string records;
   std::vector<PredictResult> out(rank == 0 ? n : 0);
   std::vector<bool> seen(rank == 0 ? n : 0, false);
@@ -229,6 +218,8 @@ Expected<std::vector<PredictResult>> run_sweep(const Workload& workload, const S
       if (r) {
         out[i] = std::move(*r);
         seen[i] = true;
+      } else if (size == 1) {
+        return failed(i, r.error());
       } else if (!own_failure) {
         own_failure = failed(i, r.error());
       }
