@@ -293,9 +293,13 @@ FlowPlan CollectiveFlows::plan(std::int64_t elements) const {
   if (!pattern) {
     auto made = std::make_shared<FlowPattern>();
     made->algorithm = algorithm;
-    for (const auto& ph : phases) {
-      if (ph.steps.empty()) made->phases.emplace_back();
-      for (const auto& step : ph.steps) made->phases.push_back(step);
+    for (std::size_t k = 0; k < phases.size(); ++k) {
+      if (phases[k].steps.empty()) made->phases.emplace_back();
+      for (const auto& step : phases[k].steps) made->phases.push_back(step);
+      // libnbc's root has the sum after the reduction; its broadcast sends are handed to the
+      // transport and complete there while the others still receive.
+      if (algorithm == "binomial" && k + 2 == phases.size())
+        made->root_phases = made->phases.size();
     }
     patterns_.push_back(made);
     pattern = std::move(made);

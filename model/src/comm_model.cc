@@ -517,11 +517,12 @@ class MeasuredCommModel final : public CommModel {
     if (elements < 0) throw std::invalid_argument("exchange_time: negative element count");
     CollectivePhases ph;
     if (elements == 0) return ph;
-    const Nanos avg = latency(elements, /*slowest=*/false);
-    const Nanos slow = curve_.slowest.empty() ? avg : latency(elements, /*slowest=*/true);
+    const Nanos avg = latency(elements, Rank::kAverage);
+    const Nanos slow = curve_.slowest.empty() ? avg : latency(elements, Rank::kSlowest);
     ph.startup = std::min(avg, startup_latency());
     ph.body = avg - ph.startup;
     ph.tail = std::max<Nanos>(0, slow - avg);
+    if (!curve_.fastest.empty()) ph.first = std::min(avg, latency(elements, Rank::kFastest));
     return ph;
   }
 
@@ -532,10 +533,19 @@ class MeasuredCommModel final : public CommModel {
  private:
   // Linear between measured sizes; below the smallest, its latency (a floor); above the largest,
   // the formula's growth from there.
-  Nanos latency(std::int64_t elements, bool slowest) const {
+  enum class Rank { kAverage, kSlowest, kFastest };
+  Nanos latency(std::int64_t elements, Rank rank) const {
     const auto& pts = curve_.points;
     auto at = [&](std::size_t k) {
-      return static_cast<double>(slowest ? curve_.slowest[k] : pts[k].second);
+      switch (rank) {
+        case Rank::kSlowest:
+          return static_cast<double>(curve_.slowest[k]);
+        case Rank::kFastest:
+          return static_cast<double>(curve_.fastest[k]);
+        case Rank::kAverage:
+          break;
+      }
+      return static_cast<double>(pts[k].second);
     };
     const double bytes = static_cast<double>(elements) * bytes_per_element_;
     if (bytes <= static_cast<double>(pts.front().first)) return saturating_nanos(at(0));
@@ -576,7 +586,8 @@ const MeasuredAllreduce* measured_curve(const Topology& topo) {
   if (curves == nullptr) return nullptr;
   for (const auto& c : *curves) {
     if (c.ranks == topo.workers() && c.points.size() >= 2 &&
-        (c.slowest.empty() || c.slowest.size() == c.points.size())) {
+        (c.slowest.empty() || c.slowest.size() == c.points.size()) &&
+        (c.fastest.empty() || c.fastest.size() == c.points.size())) {
       return &c;
     }
   }

@@ -164,7 +164,8 @@ Expected<std::vector<MeasuredAllreduce>> parse_measured(const Json& j) {
     const std::string where = field + " entry " + std::to_string(i);
     if (!c.is_object()) return Error{where + " must be an object"};
     Row row(c);
-    auto only = row.only_fields({"ranks", "sizes_bytes", "latency_us", "max_latency_us"});
+    auto only =
+        row.only_fields({"ranks", "sizes_bytes", "latency_us", "max_latency_us", "min_latency_us"});
     if (!only) return Error{where + ": " + only.error().message};
     auto ranks = row.number("ranks", true, 2, kMaxMeasuredRanks, "ranks");
     if (!ranks) return Error{where + ": " + ranks.error().message};
@@ -205,23 +206,29 @@ Expected<std::vector<MeasuredAllreduce>> parse_measured(const Json& j) {
       }
       m.points.emplace_back(bytes, *latency);
     }
-    if (auto mx = c.find("max_latency_us"); mx != c.end()) {
-      if (!mx->is_array() || mx->size() != sizes->size()) {
-        return Error{where + ": 'max_latency_us' must be a list as long as 'sizes_bytes'"};
+    // The slowest and the fastest rank's latencies bracket the average one's.
+    auto bound = [&](const char* key, bool above, std::vector<Nanos>& into) -> Expected<void> {
+      auto col = c.find(key);
+      if (col == c.end()) return {};
+      if (!col->is_array() || col->size() != sizes->size()) {
+        return Error{where + ": '" + key + "' must be a list as long as 'sizes_bytes'"};
       }
-      for (std::size_t k = 0; k < mx->size(); ++k) {
-        const Json& t = (*mx)[k];
-        const std::string what = where + ": max_latency_us[" + std::to_string(k) + "]";
+      for (std::size_t k = 0; k < col->size(); ++k) {
+        const Json& t = (*col)[k];
+        const std::string what = where + ": " + key + "[" + std::to_string(k) + "]";
         if (!t.is_number()) return Error{what + " must be a number, got " + short_dump(t)};
-        auto slowest = duration_ns(t.get<double>(), 1e3, what);
-        DAGSGD_TRY(slowest);
-        if (*slowest < m.points[k].second) {
-          return Error{what + " must be >= latency_us[" + std::to_string(k) + "], got " +
-                       short_dump(t)};
+        auto latency = duration_ns(t.get<double>(), 1e3, what);
+        DAGSGD_TRY(latency);
+        if (above ? *latency < m.points[k].second : *latency > m.points[k].second) {
+          return Error{what + (above ? " must be >= " : " must be <= ") + "latency_us[" +
+                       std::to_string(k) + "], got " + short_dump(t)};
         }
-        m.slowest.push_back(*slowest);
+        into.push_back(*latency);
       }
-    }
+      return {};
+    };
+    DAGSGD_TRY(bound("max_latency_us", true, m.slowest));
+    DAGSGD_TRY(bound("min_latency_us", false, m.fastest));
     out.push_back(std::move(m));
   }
   return out;
@@ -455,11 +462,14 @@ std::string fabric_to_json(const FabricSpec& f) {
       c["ranks"] = m.ranks;
       c["sizes_bytes"] = std::move(sizes);
       c["latency_us"] = std::move(lat);
-      if (!m.slowest.empty()) {
-        nlohmann::ordered_json mx = nlohmann::ordered_json::array();
-        for (Nanos t : m.slowest) mx.push_back(human_number(to_micros(t)));
-        c["max_latency_us"] = std::move(mx);
-      }
+      auto column = [&c](const char* key, const std::vector<Nanos>& values) {
+        if (values.empty()) return;
+        nlohmann::ordered_json col = nlohmann::ordered_json::array();
+        for (Nanos t : values) col.push_back(human_number(to_micros(t)));
+        c[key] = std::move(col);
+      };
+      column("max_latency_us", m.slowest);
+      column("min_latency_us", m.fastest);
       list.push_back(std::move(c));
     }
     j["allreduce_measured"] = std::move(list);

@@ -90,8 +90,10 @@ std::vector<model::MeasuredAllreduce> measured_curves(const std::vector<Benchmar
   struct Acc {
     double avg = 0;
     double max = 0;
+    double min = 0;
     int n = 0;
     bool has_max = true;
+    bool has_min = true;
   };
   std::map<int, std::map<model::Bytes, Acc>> by_ranks;
   for (const auto& l : logs) {
@@ -100,7 +102,9 @@ std::vector<model::MeasuredAllreduce> measured_curves(const std::vector<Benchmar
       Acc& a = by_ranks[l.series.ranks][p.bytes];
       a.avg += p.latency_us * 1e3;
       a.max += p.max_latency_us * 1e3;
+      a.min += p.min_latency_us * 1e3;
       a.has_max = a.has_max && p.max_latency_us >= p.latency_us;
+      a.has_min = a.has_min && p.min_latency_us >= 0 && p.min_latency_us <= p.latency_us;
       ++a.n;
     }
   }
@@ -110,12 +114,17 @@ std::vector<model::MeasuredAllreduce> measured_curves(const std::vector<Benchmar
     model::MeasuredAllreduce m;
     m.ranks = ranks;
     bool has_max = true;
+    bool has_min = true;
     for (const auto& [bytes, a] : sizes) {
       m.points.emplace_back(bytes, std::llround(a.avg / a.n));
       m.slowest.push_back(std::llround(a.max / a.n));
+      m.fastest.push_back(
+          std::min<model::Nanos>(m.points.back().second, std::llround(a.min / a.n)));
       has_max = has_max && a.has_max;
+      has_min = has_min && a.has_min;
     }
     if (!has_max) m.slowest.clear();
+    if (!has_min) m.fastest.clear();
     out.push_back(std::move(m));
   }
   return out;

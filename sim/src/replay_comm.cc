@@ -199,6 +199,61 @@ double fit_to(model::FlowPlan& plan, const model::ClusterTopology& cluster, doub
   return 0;
 }
 
+// Splits a rooted plan where its root has the result: the root waits for its reduction and
+// for the share `kept` (0..1) of its broadcast that the transport does not take off its hands
+// (a large message does not fit the socket buffers), and the rest of the broadcast runs on the
+// spread task, which the other ranks wait for. The broadcast-only patterns are made once per
+// pattern.
+class RootSplit {
+ public:
+  std::pair<model::FlowPlan, model::FlowPlan> operator()(const model::FlowPlan& plan, double kept) {
+    const std::size_t k = plan.pattern->root_phases;
+    auto& rest_pattern = patterns_[plan.pattern.get()];
+    if (!rest_pattern) {
+      auto rest = std::make_shared<model::FlowPattern>();
+      rest->algorithm = plan.pattern->algorithm;
+      const auto& ph = plan.pattern->phases;
+      rest->phases.assign(ph.begin() + static_cast<std::ptrdiff_t>(k), ph.end());
+      rest_pattern = std::move(rest);
+    }
+    model::FlowPlan root = plan;
+    model::FlowPlan others{rest_pattern, {}, plan.analytical};
+    for (std::size_t i = k; i < plan.amounts.size(); ++i) {
+      model::FlowPhaseAmount a = plan.amounts[i];
+      root.amounts[i].fixed *= kept;
+      root.amounts[i].bytes *= kept;
+      a.fixed *= 1 - kept;
+      a.bytes *= 1 - kept;
+      others.amounts.push_back(a);
+    }
+    return {std::move(root), std::move(others)};
+  }
+
+  static bool applies(const model::FlowPlan& plan) {
+    return plan.pattern && plan.pattern->root_phases > 0 &&
+           plan.pattern->root_phases < plan.pattern->phases.size();
+  }
+
+  // The share of the broadcast the root waits for when a curve says the fastest rank (the root)
+  // is done after `first` of the slowest one's `last`: the plan's time at the links' rates is
+  // divided in that proportion (the reduction's all before the root's completion).
+  static double kept_share(const model::ClusterTopology& cluster, const model::FlowPlan& plan,
+                           double first, double last) {
+    model::FlowPlan reduce = plan;
+    for (std::size_t i = plan.pattern->root_phases; i < reduce.amounts.size(); ++i) {
+      reduce.amounts[i].fixed = 0;
+      reduce.amounts[i].bytes = 0;
+    }
+    const double r = isolated_time_ns(cluster, reduce);
+    const double b = isolated_time_ns(cluster, plan) - r;
+    if (b <= 0 || last <= 0) return 0;
+    return std::clamp((first / last * (r + b) - r) / b, 0.0, 1.0);
+  }
+
+ private:
+  std::map<const model::FlowPattern*, std::shared_ptr<const model::FlowPattern>> patterns_;
+};
+
 }  // namespace
 
 model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const ReplayOptions& options,
@@ -255,9 +310,12 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
   CollectiveTimes out;
   out.phases.resize(td.collectives.size());
   out.modeled_tails.assign(td.collectives.size(), false);
+  RootSplit root_split;
   if (flow) {
     out.flows.resize(td.collectives.size());
     out.flow_caps.assign(td.collectives.size(), 0);
+    out.spread_flows.resize(td.collectives.size());
+    out.spread_caps.assign(td.collectives.size(), 0);
   }
   for (std::size_t ci = 0; ci < td.collectives.size(); ++ci) {
     const auto& c = td.collectives[ci];
@@ -293,7 +351,32 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
       const auto& ph = out.phases[ci];
       model::FlowPlan plan = (*f)->plan(std::max<std::int64_t>(1, elements));
       Nanos tail = ph.tail;
-      if ((*m)->algorithm_for(elements) == model::kMeasuredAlgorithm) {
+      const bool curve = (*m)->algorithm_for(elements) == model::kMeasuredAlgorithm;
+      // A rooted algorithm: the root (rank 0) has its result when the reduction is in; the
+      // others wait for the broadcast on the spread task. A curve that reports the fastest rank
+      // prices the two parts: the fastest rank is the root, the slowest one a receiver.
+      const bool rooted = c.spread_task != model::kNoTask && RootSplit::applies(plan) &&
+                          (!curve || (ph.first >= 0 && ph.first <= ph.total()));
+      if (rooted) {
+        // Without a curve the root is done once its broadcast is handed to the transport.
+        const double kept =
+            curve ? RootSplit::kept_share(*options.cluster, plan, static_cast<double>(ph.first),
+                                          static_cast<double>(ph.total()))
+                  : 0.0;
+        auto [root, others] = root_split(plan, kept);
+        if (curve) {
+          out.flow_caps[ci] = fit_to(root, *options.cluster, static_cast<double>(ph.first));
+          out.spread_caps[ci] =
+              fit_to(others, *options.cluster, static_cast<double>(ph.total() - ph.first));
+          tail = 0;
+        }
+        out.flows[ci] = std::move(root);
+        out.spread_flows[ci] = std::move(others);
+        out.phases[ci] = {0, 0, tail};
+        ++out.modeled;
+        continue;
+      }
+      if (curve) {
         // What was measured there decides how long; the topology, what the transfers share.
         // The transfers end when the last rank has its result: the slowest rank's latency,
         // whose spread over the average one is then no longer a tail of its own.

@@ -22,6 +22,10 @@ struct CollectiveTimes {
   // cap of each transfer (bytes/ns, 0 = none) that makes it as slow as a measured curve says.
   std::vector<model::FlowPlan> flows;
   std::vector<double> flow_caps;
+  // A rooted algorithm's later phases (the broadcast), on the collective's spread task, which
+  // every rank but the root waits for (pattern null: none), and their cap.
+  std::vector<model::FlowPlan> spread_flows;
+  std::vector<double> spread_caps;
   std::vector<bool> modeled_tails;  // the per-rank lag tasks take the modeled tail
   int modeled = 0;
   int measured = 0;

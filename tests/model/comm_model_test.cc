@@ -321,8 +321,17 @@ TEST(CommModel, MeasuredSlowestRankIsTheTail) {
   EXPECT_EQ(ph.body, 500'000);
   EXPECT_EQ(ph.tail, 110'000);
   EXPECT_EQ((*m)->exchange_time(500'500 / 4), 710'000);
+  EXPECT_EQ(ph.first, -1);  // no fastest-rank curve
   // Tiny: the floor of both curves.
   EXPECT_EQ((*m)->phases(1).total(), 120'000);
+  // With the fastest rank's curve: halfway between 80 and 900 us; the parts are unchanged.
+  c.fastest = {80'000, 900'000};
+  t.intra.measured = {c};
+  auto fast = make_comm_model(t, cfg);
+  ASSERT_TRUE(fast.ok());
+  auto fph = (*fast)->phases(500'500 / 4);
+  EXPECT_EQ(fph.first, 490'000);
+  EXPECT_EQ(fph.total(), 710'000);
 }
 
 TEST(CommModel, FormulaPhasesAreStartupAndBody) {

@@ -154,6 +154,7 @@ TEST(Calibrate, FullTableUsesMaxAndKeepsTheCurve) {
   EXPECT_EQ(curves[0]["sizes_bytes"], nlohmann::json::array({1024, 65536, 1048576, 4194304}));
   EXPECT_DOUBLE_EQ(curves[0]["latency_us"][1].get<double>(), 400);  // the average rank
   EXPECT_DOUBLE_EQ(curves[0]["max_latency_us"][1].get<double>(), 440);
+  EXPECT_DOUBLE_EQ(curves[0]["min_latency_us"][1].get<double>(), 380);  // the fastest rank
 
   CliResult avg = run("calibrate " + log + " --statistic avg --no-measured --json", false);
   ASSERT_EQ(avg.code, 0) << avg.out;
@@ -172,6 +173,7 @@ TEST(Calibrate, FullTableUsesMaxAndKeepsTheCurve) {
   ASSERT_EQ(bench->measured_allreduce.size(), 1u);
   EXPECT_EQ(bench->measured_allreduce[0].points[3].second, 16'100'000);
   EXPECT_EQ(bench->measured_allreduce[0].slowest[3], 17'710'000);
+  EXPECT_EQ(bench->measured_allreduce[0].fastest[3], 16'000'000);
 
   CliResult no_max = run("calibrate " + kBcaffe + "allreduce2.log --statistic max");
   EXPECT_EQ(no_max.code, 2) << no_max.out;

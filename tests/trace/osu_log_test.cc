@@ -54,11 +54,20 @@ TEST(OsuLog, FullFormatAndLauncherNoise) {
   ASSERT_EQ(log->points.size(), 2u);
   EXPECT_DOUBLE_EQ(log->points[1].latency_us, 1.55);
   EXPECT_DOUBLE_EQ(log->points[1].max_latency_us, 1.70);
+  EXPECT_DOUBLE_EQ(log->points[1].min_latency_us, 1.41);  // the fastest rank (the root's)
   EXPECT_EQ(log->points[1].line, 6);
   // The short table has no Max column; a full header with a short row says so.
   auto avg = parse_latency_log("# Size  Avg Latency(us)\n4  1.5\n", "avg.log");
   ASSERT_TRUE(avg.ok());
   EXPECT_LT(avg->points[0].max_latency_us, 0);
+  EXPECT_LT(avg->points[0].min_latency_us, 0);
+  auto bad_min = parse_latency_log(
+      "# Size  Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations\n4  1.5 x 2 10\n",
+      "min.log");
+  ASSERT_FALSE(bad_min.ok());
+  EXPECT_NE(bad_min.error().message.find("line 2: min latency 'x' is not a number"),
+            std::string::npos)
+      << bad_min.error().message;
   auto short_row = parse_latency_log(
       "# Size  Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations\n4  1.5\n",
       "short.log");

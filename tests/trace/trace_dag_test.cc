@@ -252,6 +252,13 @@ TEST(TraceDag, OurRuntimeJoinsEachGradientGroup) {
   EXPECT_TRUE(edge(b.dag.dag, c.startup_task, c.task));
   EXPECT_EQ(b.dag.dag.task(c.startup_task).duration, 0);
   EXPECT_EQ(b.dag.dag.task(c.task).duration, c.measured);
+  // join -> spread -> rank 1's tail, and rank 0 (the root of a rooted algorithm) does not wait
+  // for it: a replay puts the broadcast there; as traced it takes no time.
+  ASSERT_NE(c.spread_task, model::kNoTask);
+  EXPECT_TRUE(edge(b.dag.dag, c.task, c.spread_task));
+  EXPECT_TRUE(edge(b.dag.dag, c.spread_task, c.rank_tails[1]));
+  EXPECT_FALSE(edge(b.dag.dag, c.spread_task, c.rank_tails[0]));
+  EXPECT_EQ(b.dag.dag.task(c.spread_task).duration, 0);
   // Only the join holds the one progress engine.
   const auto& res = b.dag.dag.resources();
   EXPECT_EQ(res[static_cast<std::size_t>(b.dag.dag.task(c.task).resource)].capacity, 1);

@@ -57,6 +57,7 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
   int nccl_rank_lines = 0;
   int prefix_line = 0;                    // first row with a "<ranks>," prefix
   int osu_max_col = -1;                   // the "Max Latency(us)" column of a full OSU table
+  int osu_min_col = -1;                   // and its "Min Latency(us)" column
   std::map<std::int64_t, int> size_line;  // each size's row, to refuse a size measured twice
   log_text::Lines lines(text, "log '" + where + "'");
   auto fail = [&lines](const std::string& what) { return lines.error(what); };
@@ -75,10 +76,12 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
         // The full table (osu_allreduce -f, dagsgd-allreduce-bench): "Size Avg Latency(us)
         // Min Latency(us) Max Latency(us) Iterations"; each "<X> Latency(us)" is one column.
         osu_max_col = -1;
+        osu_min_col = -1;
         int col = 1;
         for (std::size_t i = 1; i + 1 < toks.size(); ++i) {
           if (toks[i + 1] != "Latency(us)") continue;
           if (toks[i] == "Max") osu_max_col = col;
+          if (toks[i] == "Min") osu_min_col = col;
           ++col;
         }
       } else if (find_token(toks, "size") >= 0 && find_token(toks, "count") >= 0 &&
@@ -127,18 +130,23 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
           pt.latency_us >= kMaxLatencyUs) {
         return fail("latency '" + shown(toks[1]) + "' is not a number from 0 to below 1e12 us");
       }
-      if (osu_max_col > 0) {
-        const auto col = static_cast<std::size_t>(osu_max_col);
+      auto column = [&](int c, const char* name, double& value) -> Expected<void> {
+        if (c <= 0) return {};
+        const auto col = static_cast<std::size_t>(c);
         if (toks.size() <= col) {
-          return fail("the header has a Max Latency(us) column, but the row has " +
-                      std::to_string(toks.size()) + " columns");
+          return fail(std::string("the header has a ") + name + " Latency(us) column, but the " +
+                      "row has " + std::to_string(toks.size()) + " columns");
         }
-        if (!parse_double(toks[col], pt.max_latency_us) || pt.max_latency_us < 0 ||
-            pt.max_latency_us >= kMaxLatencyUs) {
-          return fail("max latency '" + shown(toks[col]) +
+        if (!parse_double(toks[col], value) || value < 0 || value >= kMaxLatencyUs) {
+          std::string lower = name;
+          lower[0] = static_cast<char>(lower[0] - 'A' + 'a');
+          return fail(lower + " latency '" + shown(toks[col]) +
                       "' is not a number from 0 to below 1e12 us");
         }
-      }
+        return {};
+      };
+      DAGSGD_TRY(column(osu_max_col, "Max", pt.max_latency_us));
+      DAGSGD_TRY(column(osu_min_col, "Min", pt.min_latency_us));
     } else {
       const auto need = static_cast<std::size_t>(std::max(nccl_size_col, nccl_time_col)) + 1;
       if (toks.size() < need) {

@@ -217,6 +217,20 @@ class SsgdBuilder : public Builder {
       out_.dag.add_edge(c.task, c.rank_tails[r], EdgeKind::kSequence);
       out_.dag.add_edge(c.rank_tails[r], link.consumer, EdgeKind::kData);
     }
+    const auto others = static_cast<std::size_t>(
+        std::count_if(c.rank_tails.begin() + 1, c.rank_tails.end(),
+                      [](model::TaskId id) { return id != model::kNoTask; }));
+    if (c.rank_tails.empty() || c.rank_tails[0] == model::kNoTask || others == 0) return;
+    TraceTask spread_info = info;
+    spread_info.measured_start = join_end;
+    spread_info.measured_dur = 0;
+    c.spread_task = add(edge_task, spread_info);
+    out_.dag.add_edge(c.task, c.spread_task, EdgeKind::kSequence);
+    for (std::size_t r = 1; r < c.rank_tails.size(); ++r) {
+      if (c.rank_tails[r] != model::kNoTask) {
+        out_.dag.add_edge(c.spread_task, c.rank_tails[r], EdgeKind::kSequence);
+      }
+    }
   }
 
   // A wait's own duration: from the rank's observation of its last collective to its end.

@@ -25,6 +25,10 @@ struct Transfer {
 struct FlowPattern {
   std::string algorithm;
   std::vector<std::vector<Transfer>> phases;
+  // A rooted algorithm (binomial reduce + broadcast): how many leading phases its root (the
+  // first rank of the order) waits for; the later ones carry the result to the others while the
+  // root goes on. 0: every rank has its result only at the end.
+  std::size_t root_phases = 0;
 };
 
 struct FlowPhaseAmount {

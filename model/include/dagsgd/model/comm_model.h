@@ -75,6 +75,10 @@ struct CollectivePhases {
   Nanos startup = 0;
   Nanos body = 0;
   Nanos tail = 0;
+  // A measured curve that reports the fastest rank: the time until that rank has its result
+  // (<= total()); -1 otherwise. Under a rooted algorithm (reduce + broadcast) it is the root,
+  // whose broadcast is still on its way to the others (docs/communication.md).
+  Nanos first = -1;
   Nanos total() const { return startup + body + tail; }
 };
 

@@ -30,6 +30,10 @@ struct MeasuredAllreduce {
   // Per point, the slowest rank's latency (its result arrives last), when the benchmark
   // reports it; empty otherwise.
   std::vector<Nanos> slowest;
+  // Per point, the fastest rank's latency (under a rooted algorithm, the root's: done when its
+  // broadcast is handed to the transport, while the others still receive it); empty if not
+  // reported.
+  std::vector<Nanos> fastest;
   bool operator==(const MeasuredAllreduce&) const = default;
 };
 

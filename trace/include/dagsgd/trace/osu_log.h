@@ -18,6 +18,9 @@ struct LatencyPoint {
   // (osu_allreduce -f: the largest per-rank mean; dagsgd-allreduce-bench: the mean over
   // iterations of each iteration's slowest rank).
   double max_latency_us = -1;
+  // Its "Min Latency(us)" column (-1: none): the fastest rank's time. Under a rooted algorithm
+  // (reduce + broadcast) that is the root, done once its broadcast is handed to the transport.
+  double min_latency_us = -1;
   int line = 0;  // 1-based line in the log, for messages about this point
 };
 
@@ -32,7 +35,7 @@ struct LatencyLog {
 
 // Parses log text; `where` names it in errors ("log 'x.log': line 7: ..."). OSU: a
 // "# Size  Avg Latency(us)" header, then "<size> <latency> [more columns]" rows (a full table's
-// "Max Latency(us)" column is read too). nccl-tests:
+// "Min" and "Max Latency(us)" columns are read too). nccl-tests:
 // the "size count type ... time algbw busbw" header; the out-of-place time is used.
 model::Expected<LatencyLog> parse_latency_log(const std::string& text, const std::string& where);
 

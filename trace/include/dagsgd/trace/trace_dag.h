@@ -51,10 +51,16 @@ struct TraceCollective {
   // join does not.
   model::TaskId startup_task = model::kNoTask;
   std::vector<model::TaskId> rank_tails;  // per rank of the trace; kNoTask: no consumer there
-  bool joined = false;                    // every rank of the group is in the trace
-  model::Nanos measured = 0;              // service time after the last rank arrived
-  model::Nanos completed = -1;            // measured completion (first rank to observe it)
-  std::vector<model::Nanos> arrive;       // per rank of the trace: measured arrival (issue end)
+  // Our runtime's collectives: a zero-length task after the join that every rank's tail but
+  // rank 0's waits for. Under a rooted algorithm (libnbc's binomial reduce + broadcast, rooted
+  // at rank 0) a replay puts the broadcast there: the root has its result when the reduction
+  // is in, the others when the broadcast has reached them. kNoTask when rank 0 or no other rank
+  // has a tail.
+  model::TaskId spread_task = model::kNoTask;
+  bool joined = false;               // every rank of the group is in the trace
+  model::Nanos measured = 0;         // service time after the last rank arrived
+  model::Nanos completed = -1;       // measured completion (first rank to observe it)
+  std::vector<model::Nanos> arrive;  // per rank of the trace: measured arrival (issue end)
   // Per rank: the measured span of its part (issue to observed completion; the kernel), -1 when
   // the rank has none.
   std::vector<model::Nanos> span_start;
