@@ -370,13 +370,9 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
               fit_to(others, *options.cluster, static_cast<double>(ph.total() - ph.first));
           tail = 0;
         }
-        out.flows[ci] = std::move(root);
+        plan = std::move(root);
         out.spread_flows[ci] = std::move(others);
-        out.phases[ci] = {0, 0, tail};
-        ++out.modeled;
-        continue;
-      }
-      if (curve) {
+      } else if (curve) {
         // What was measured there decides how long; the topology, what the transfers share.
         // The transfers end when the last rank has its result: the slowest rank's latency,
         // whose spread over the average one is then no longer a tail of its own.
