@@ -2,10 +2,18 @@
 // training, each a child process under the cluster script with its output in a log.
 #include "dagsgd/runtime/emulated_cluster.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
@@ -226,6 +234,90 @@ model::Expected<void> Experiments::check_cluster() const {
   auto why = model::read_file(po.log);
   return model::Error{"the emulated cluster cannot run on this machine" +
                       (why ? ":\n" + *why : std::string())};
+}
+
+model::Expected<void> write_grid(const std::string& path, const ExperimentGrid& g,
+                                 const ExperimentSettings& s) {
+  Json doc;
+  doc["profiles"] = Json::array();
+  for (const auto& p : g.profiles) doc["profiles"].push_back(p.name);
+  doc["ranks"] = g.ranks;
+  doc["overlaps"] = g.overlaps;
+  doc["models"] = Json::array();
+  for (const auto* m : g.models) doc["models"].push_back(m->name);
+  doc["iterations"] = s.iterations;
+  doc["warmup"] = s.warmup;
+  doc["batch"] = s.batch;
+  doc["ranks_per_host"] = s.ranks_per_host;
+  doc["bench_iterations"] = s.bench_iterations;
+  return model::write_file(path, doc.dump(2) + "\n", true);
+}
+
+model::Expected<bool> read_grid(const std::string& path, ExperimentNames& n,
+                                ExperimentSettings& s) {
+  if (!fs::exists(path)) return false;
+  auto text = model::read_file(path);
+  if (!text) return text.error();
+  const Json doc = Json::parse(*text, nullptr, false);
+  const std::string where = "grid file '" + path + "'";
+  if (doc.is_discarded() || !doc.is_object()) return model::Error{where + ": not a JSON object"};
+  ExperimentNames got;
+  for (auto [key, list] :
+       {std::pair{"profiles", &got.profiles}, std::pair{"overlaps", &got.overlaps},
+        std::pair{"models", &got.models}}) {
+    if (!doc.contains(key) || !doc[key].is_array()) {
+      return model::Error{where + ": '" + key + "' missing or not a list"};
+    }
+    list->clear();
+    for (const auto& v : doc[key]) {
+      if (!v.is_string()) return model::Error{where + ": '" + key + "' holds a non-string"};
+      list->push_back(v.get<std::string>());
+    }
+  }
+  if (!doc.contains("ranks") || !doc["ranks"].is_array()) {
+    return model::Error{where + ": 'ranks' missing or not a list"};
+  }
+  got.ranks.clear();
+  for (const auto& v : doc["ranks"]) {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 2 || v.get<std::int64_t>() > 1 << 20) {
+      return model::Error{where + ": 'ranks' holds a value that is not a rank count (2 or more)"};
+    }
+    got.ranks.push_back(v.get<int>());
+  }
+  ExperimentSettings set = s;
+  for (auto [key, field] :
+       {std::pair{"iterations", &set.iterations}, std::pair{"warmup", &set.warmup},
+        std::pair{"batch", &set.batch}, std::pair{"ranks_per_host", &set.ranks_per_host},
+        std::pair{"bench_iterations", &set.bench_iterations}}) {
+    if (!doc.contains(key) || !doc[key].is_number_integer() || doc[key].get<std::int64_t>() < 0 ||
+        doc[key].get<std::int64_t>() > 1 << 30) {
+      return model::Error{where + ": '" + key + "' missing or not a non-negative integer"};
+    }
+    *field = doc[key].get<int>();
+  }
+  n = got;
+  s = set;
+  return true;
+}
+
+model::Expected<void> Experiments::lock_out() {
+  const std::string path = s_.out + "/.validate.lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return model::Error{"cannot open '" + path + "': " + std::strerror(errno)};
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      return model::Error{"'" + s_.out + "' is in use by another `dagsgd validate` (it holds " +
+                          path + "); wait for it or pass another --out"};
+    }
+    return model::Error{"cannot lock '" + path + "': " + std::strerror(err)};
+  }
+  lock_ = std::shared_ptr<const int>(new int(fd), [](const int* p) {
+    ::close(*p);
+    delete p;
+  });
+  return model::ok();
 }
 
 model::Expected<void> Experiments::make_directories() const {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <map>
 #include <thread>
 
 namespace dagsgd::runtime {
@@ -81,14 +82,28 @@ Placement gather_placement() {
   std::string boot_id;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
   p.machines = gather_strings(boot_id.empty() ? host : boot_id);
+  // The CPUs this rank may use; a machine's count is the union over its ranks, so ranks pinned
+  // to different cores (tools/emucluster gives each rank its own core when there are enough)
+  // count every core they have between them, and unbound ranks the machine's.
   cpu_set_t set;
   CPU_ZERO(&set);
-  int cpus = sched_getaffinity(0, sizeof set, &set) == 0
-                 ? CPU_COUNT(&set)
-                 : static_cast<int>(std::thread::hardware_concurrency());
-  cpus = std::max(1, cpus);
-  p.cpus.assign(rank == 0 ? static_cast<std::size_t>(size) : 0, 0);
-  MPI_Gather(&cpus, 1, MPI_INT, rank == 0 ? p.cpus.data() : nullptr, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) == 0) {
+    CPU_ZERO(&set);
+    const unsigned n = std::max(1U, std::thread::hardware_concurrency());
+    for (unsigned c = 0; c < n && c < CPU_SETSIZE; ++c) CPU_SET(c, &set);
+  }
+  constexpr int kSetBytes = static_cast<int>(sizeof(cpu_set_t));
+  std::vector<cpu_set_t> sets(rank == 0 ? static_cast<std::size_t>(size) : 0);
+  MPI_Gather(&set, kSetBytes, MPI_BYTE, rank == 0 ? sets.data() : nullptr, kSetBytes, MPI_BYTE, 0,
+             MPI_COMM_WORLD);
+  std::map<std::string, cpu_set_t> machine_sets;
+  for (std::size_t r = 0; r < sets.size(); ++r) {
+    auto [it, fresh] = machine_sets.try_emplace(p.machines[r], sets[r]);
+    if (!fresh) CPU_OR(&it->second, &it->second, &sets[r]);
+  }
+  for (std::size_t r = 0; r < sets.size(); ++r) {
+    p.cpus.push_back(std::max(1, CPU_COUNT(&machine_sets.at(p.machines[r]))));
+  }
   return p;
 }
 

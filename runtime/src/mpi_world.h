@@ -26,7 +26,7 @@ std::vector<std::string> gather_strings(const std::string& mine);
 struct Placement {
   std::vector<std::string> hosts;
   std::vector<std::string> machines;
-  std::vector<int> cpus;
+  std::vector<int> cpus;  // per rank: the CPUs its machine's ranks may use, together
 };
 Placement gather_placement();
 

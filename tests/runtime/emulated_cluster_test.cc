@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/model/paths.h"
@@ -85,6 +86,89 @@ TEST(EmulatedCluster, ProfilesLoadBackAsFabrics) {
   ASSERT_TRUE(f.ok()) << f.error().message;
   EXPECT_DOUBLE_EQ(f->achievable_bandwidth, 0.25e9 / 8);
   std::filesystem::remove(path);
+}
+
+std::string temp_dir(const std::string& name) {
+  const auto dir =
+      std::filesystem::path(::testing::TempDir()) / (name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+// `validate --reuse` without grid flags re-predicts the grid OUT/grid.json records.
+TEST(EmulatedCluster, TheGridReadsBackFromItsFile) {
+  ExperimentSettings s = settings();
+  ExperimentNames n;
+  n.profiles = {"emu-400m", "emu-150m"};
+  n.ranks = {3};
+  n.overlaps = {"wfbp"};
+  n.models = {"mlp-mid", "fc-small"};
+  s.iterations = 30;
+  s.warmup = 5;
+  s.batch = 32;
+  s.bench_iterations = 7;
+  auto g = resolve_experiments(n, s);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const std::string dir = temp_dir("grid");
+  const std::string path = dir + "/" + kGridFile;
+  ASSERT_TRUE(write_grid(path, *g, s).ok());
+
+  ExperimentSettings back = settings();
+  ExperimentNames names;
+  auto read = read_grid(path, names, back);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_TRUE(*read);
+  EXPECT_EQ(names.profiles, n.profiles);
+  EXPECT_EQ(names.ranks, n.ranks);
+  EXPECT_EQ(names.overlaps, n.overlaps);
+  EXPECT_EQ(names.models, n.models);
+  EXPECT_EQ(back.iterations, 30);
+  EXPECT_EQ(back.warmup, 5);
+  EXPECT_EQ(back.batch, 32);
+  EXPECT_EQ(back.bench_iterations, 7);
+  EXPECT_EQ(back.cluster, s.cluster);  // not part of the grid: left as it was
+
+  // No file: nothing read, nothing changed.
+  names = ExperimentNames{};
+  read = read_grid(dir + "/none.json", names, back);
+  ASSERT_TRUE(read.ok());
+  EXPECT_FALSE(*read);
+  EXPECT_EQ(names.ranks, (std::vector<int>{2, 4}));
+
+  // A damaged file names itself and the field; the names stay the defaults.
+  std::ofstream(path) << R"({"profiles": ["emu-600m"], "ranks": [2], "overlaps": ["none"],
+                            "models": ["cnn"], "iterations": "many", "warmup": 4, "batch": 64,
+                            "ranks_per_host": 1, "bench_iterations": 10})";
+  read = read_grid(path, names, back);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().message.find(path), std::string::npos) << read.error().message;
+  EXPECT_NE(read.error().message.find("'iterations'"), std::string::npos) << read.error().message;
+  EXPECT_EQ(names.profiles.size(), 3u);
+  std::ofstream(path) << "[1, 2";
+  EXPECT_FALSE(read_grid(path, names, back).ok());
+  std::filesystem::remove_all(dir);
+}
+
+// Two validates on one directory: the second is refused while the first holds it.
+TEST(EmulatedCluster, OneValidatePerDirectory) {
+  ExperimentSettings s = settings();
+  s.out = temp_dir("lock");
+  Experiments first(s);
+  ASSERT_TRUE(first.make_directories().ok());
+  ASSERT_TRUE(first.lock_out().ok());
+  Experiments second(s);
+  auto refused = second.lock_out();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("in use by another `dagsgd validate`"), std::string::npos)
+      << refused.error().message;
+  {
+    Experiments copy = first;  // a copy shares the lock; the last one to go releases it
+    first = Experiments(s);
+    EXPECT_FALSE(Experiments(s).lock_out().ok());
+  }
+  EXPECT_TRUE(second.lock_out().ok());
+  std::filesystem::remove_all(s.out);
 }
 
 }  // namespace

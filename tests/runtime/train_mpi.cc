@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 #include "common/cli_runner.h"
 
 #include <algorithm>
@@ -58,6 +59,25 @@ nlohmann::json read_json(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return nlohmann::json::parse(ss.str());
+}
+
+// A machine's CPUs are the union of its ranks' affinity sets: two ranks bound to different
+// cores have two between them (each alone would read as one, and the replay's CPU model would
+// put both on a single core).
+TEST(TrainMpi, RanksBoundToDifferentCoresCountTheCoresTheyShare) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs 2 CPUs to bind 2 ranks apart";
+  fs::path dir = fs::temp_directory_path() / ("dagsgd-train-bound-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  RunResult r =
+      run("mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to core --map-by "
+          "core " DAGSGD_BINARY
+          " train --model mlp --widths 16 --iterations 3 "
+          "--warmup 1 --no-eval --trace " +
+          dir.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto manifest = read_json(dir / "manifest.json");
+  EXPECT_EQ(manifest["cpus"], nlohmann::json::parse("[2, 2]")) << manifest["cpus"];
+  fs::remove_all(dir);
 }
 
 TEST(TrainMpi, TracedRunWritesAValidRunDirectory) {

@@ -55,6 +55,23 @@ for f in stacks:
     assert json.load(open(f))["schema"] == "dagsgd-stack/1", f
 print("ok: validation.json has 2 measurements and 6 cross-fabric predictions")
 PY
+# --reuse without grid flags re-predicts the grid the directory records (grid.json) instead of
+# measuring the default grid's runs; a second validate on a directory in use is refused.
+if ! note="$("$DAGSGD" validate --reuse --out "$OUT" --emucluster "$EMU" 2>&1 >/dev/null)"; then
+  echo "FAIL: validate --reuse --out $OUT exited non-zero: $note"; fail=1
+elif ! grep -q "grid recorded in $OUT/grid.json" <<<"$note" || grep -q "validate: measured" <<<"$note"; then
+  echo "FAIL: validate --reuse did not re-predict the recorded grid alone: $note"; fail=1
+fi
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["measured"]; assert len(m)==2, m' \
+  "$OUT/validation.json" || { echo "FAIL: --reuse changed the grid"; fail=1; }
+if command -v flock >/dev/null; then
+  msg="$(flock "$OUT/.validate.lock" "$DAGSGD" validate --reuse --out "$OUT" --emucluster "$EMU" 2>&1)"
+  rc=$?
+  if [[ $rc -ne 2 ]] || ! grep -q "in use by another" <<<"$msg"; then
+    echo "FAIL: a validate on a directory in use: exit $rc, '$msg' (want 2, 'in use by another')"
+    fail=1
+  fi
+fi
 # The docs' tables come from tools/validation_tables.py (beside the cluster script).
 tables="$(dirname "$EMU")/validation_tables.py"
 if ! out="$("$tables" "$OUT/validation.json")"; then

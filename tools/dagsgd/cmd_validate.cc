@@ -24,14 +24,33 @@ struct ValidateFlags {
   runtime::ExperimentSettings run;
   bool no_cpu_model = false;
   std::string network_model = "flow";
+  const CLI::App* app = nullptr;
 };
+
+// The flags that choose the grid and how each run is measured (recorded in OUT/grid.json).
+constexpr const char* kGridFlags[] = {
+    "--profiles",   "--ranks",  "--overlap", "--models",         "--quick",
+    "--iterations", "--warmup", "--batch",   "--ranks-per-host", "--bench-iterations"};
 
 int run_validate(const ValidateFlags& flags) {
   ValidateFlags f = flags;
+  bool grid_given = false;
+  for (const char* name : kGridFlags) grid_given = grid_given || f.app->count(name) > 0;
+  const std::string grid_file = f.run.out + "/" + runtime::kGridFile;
+  if (f.run.reuse && !grid_given) {
+    // Re-predict what the directory holds rather than measure the default grid's missing runs.
+    auto recorded = runtime::read_grid(grid_file, f.names, f.run);
+    if (!recorded) return report_error(recorded.error().message);
+    if (*recorded) print_note("validate: --reuse: the grid recorded in " + grid_file + "\n");
+  }
   auto grid = runtime::resolve_experiments(f.names, f.run);
   if (!grid) return report_error(grid.error().message);
-  const runtime::Experiments ex(f.run);
+  runtime::Experiments ex(f.run);
   if (auto made = ex.make_directories(); !made) return report_error(made.error().message);
+  if (auto locked = ex.lock_out(); !locked) return report_error(locked.error().message);
+  if (auto wrote = runtime::write_grid(grid_file, *grid, f.run); !wrote) {
+    return report_error(wrote.error().message, kExitFailure);
+  }
   if (auto ok = ex.check_cluster(); !ok) return report_error(ok.error().message, kExitFailure);
   sim::ValidationTargets targets{
       f.run.out + "/fabrics/profiles.json", {}, runtime::kEmulatedClusterStack};
@@ -96,6 +115,7 @@ constexpr const char* kHelp =
 
 void add_validate(CLI::App& root, Action& action) {
   auto [cmd, f] = add_command<ValidateFlags>(root, action, "validate", kHelp, run_validate);
+  f->app = cmd;
   f->run.out = "validation";
   cmd->add_option("--profiles", f->names.profiles, "fabric profiles (emu-600m,emu-250m,emu-100m)")
       ->delimiter(',');
@@ -128,7 +148,8 @@ void add_validate(CLI::App& root, Action& action) {
                   "each priced alone, bodies one after another")
       ->check(CLI::IsMember({"flow", "analytic"}));
   cmd->add_flag("--reuse", f->run.reuse,
-                "reuse run directories and benchmark logs already in --out (re-predict only)");
+                "reuse run directories and benchmark logs already in --out and measure only the "
+                "runs it lacks; without grid flags, the grid recorded in OUT/grid.json");
   cmd->add_flag("--quick", f->names.quick,
                 "the short CI version: emu-600m and emu-100m, 2 ranks, wfbp, mlp-wide, 15 "
                 "iterations");

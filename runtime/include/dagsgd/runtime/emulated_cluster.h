@@ -3,6 +3,7 @@
 // profile, what `dagsgd validate` measures before it predicts.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -97,9 +98,23 @@ model::Expected<ExperimentGrid> resolve_experiments(ExperimentNames names, Exper
 model::Expected<void> write_profile_fabrics(const std::string& path,
                                             const std::vector<ClusterProfile>& profiles);
 
+// The grid an output directory was measured with, kept as OUT/grid.json (kGridFile) so that a
+// later `validate --reuse` on it re-predicts the same runs: the resolved names (profiles, ranks,
+// overlaps, models) and the settings that change a measurement (iterations, warm-up, batch, ranks
+// per host, benchmark iterations).
+inline constexpr const char* kGridFile = "grid.json";
+model::Expected<void> write_grid(const std::string& path, const ExperimentGrid& g,
+                                 const ExperimentSettings& s);
+// Reads `path` into `n` and `s` (other fields of `s` untouched); false when there is no such file.
+// Errors name the file and the field.
+model::Expected<bool> read_grid(const std::string& path, ExperimentNames& n, ExperimentSettings& s);
+
 class Experiments {
  public:
   explicit Experiments(ExperimentSettings s) : s_(std::move(s)) {}
+  // Takes out/.validate.lock (flock), held while this object lives: a second `validate` on the
+  // same directory is refused instead of reading runs the first is still writing.
+  model::Expected<void> lock_out();
   // Whether the cluster can run here (root, iproute2, netns, mpirun); the error holds the
   // cluster script's explanation.
   model::Expected<void> check_cluster() const;
@@ -115,6 +130,7 @@ class Experiments {
  private:
   std::vector<std::string> on_cluster(const std::string& profile, int ranks) const;
   ExperimentSettings s_;
+  std::shared_ptr<const int> lock_;  // the lock file's descriptor, closed with the last copy
 };
 
 }  // namespace dagsgd::runtime
