@@ -1,8 +1,10 @@
 // dagsgd-allreduce-bench: MPI_Allreduce latency from --min-bytes to --max-bytes (doubling),
 // printed in the OSU micro-benchmark table format so `dagsgd calibrate` reads it like
-// osu_allreduce.
+// osu_allreduce. With --concurrent K, what K non-blocking allreduces in flight at once take
+// against one alone (another table, which calibrate does not read as a latency curve).
 #include <mpi.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -17,20 +19,25 @@ struct Options {
   long max_bytes = 1 << 20;
   long iterations = 100;
   long warmup = 10;
+  long concurrent = 1;
   bool nonblocking = false;
   bool in_place = false;
 };
 
 constexpr const char* kUsage =
     "usage: dagsgd-allreduce-bench [--min-bytes N] [--max-bytes N] [--iterations N] "
-    "[--warmup N] [--nonblocking] [--in-place]\n"
+    "[--warmup N] [--nonblocking] [--in-place] [--concurrent K]\n"
     "  Times MPI_Allreduce (MPI_FLOAT, MPI_SUM) for sizes min..max bytes, doubling; sizes are\n"
     "  multiples of 4 up to 1 GiB. Defaults: 4 .. 1048576 bytes, 100 iterations (1..1000000)\n"
     "  after 10 warm-up ones (0..1000000).\n"
     "  --nonblocking times MPI_Iallreduce + MPI_Wait instead: Open MPI runs non-blocking\n"
     "  collectives with other algorithms (libnbc) than blocking ones, and the training runtime\n"
     "  issues MPI_Iallreduce. --in-place passes MPI_IN_PLACE as the runtime does (Open MPI 4.1's\n"
-    "  in-place MPI_Iallreduce is several times slower on large messages).\n";
+    "  in-place MPI_Iallreduce is several times slower on large messages).\n"
+    "  --concurrent K (2..64, with --nonblocking) issues K MPI_Iallreduce of each size back to\n"
+    "  back, each on its own buffer, and waits for all (MPI_Waitall), as a runtime with gradient\n"
+    "  groups in flight does; per size it prints one alone, the K together and together / (K x\n"
+    "  alone): 1 when the library runs them one after another, 1/K when they overlap fully.\n";
 
 // Returns "" or the error.
 std::string parse(int argc, char** argv, Options& o, bool& help) {
@@ -39,33 +46,94 @@ std::string parse(int argc, char** argv, Options& o, bool& help) {
       {{"--min-bytes", &o.min_bytes},
        {"--max-bytes", &o.max_bytes},
        {"--iterations", &o.iterations},
-       {"--warmup", &o.warmup}},
+       {"--warmup", &o.warmup},
+       {"--concurrent", &o.concurrent}},
       {{"--nonblocking", &o.nonblocking}, {"--in-place", &o.in_place}}, help);
   if (!error.empty() || help) return error;
   if (o.min_bytes % 4 != 0) {
     return "--min-bytes must be a multiple of 4 (got " + std::to_string(o.min_bytes) + ")";
   }
-  return dagsgd::bench::check_counts(o.min_bytes, o.max_bytes, o.iterations, o.warmup, 4);
+  error = dagsgd::bench::check_counts(o.min_bytes, o.max_bytes, o.iterations, o.warmup, 4);
+  if (!error.empty()) return error;
+  if (o.concurrent < 1 || o.concurrent > 64) {
+    return "--concurrent must be in 1..64 (got " + std::to_string(o.concurrent) + ")";
+  }
+  if (o.concurrent > 1 && o.max_bytes > (std::int64_t{4} << 30) / (2 * o.concurrent)) {
+    return "--concurrent " + std::to_string(o.concurrent) + " x --max-bytes " +
+           std::to_string(o.max_bytes) + " needs more than 4 GiB of buffers per rank";
+  }
+  if (o.concurrent > 1 && !o.nonblocking) {
+    return "--concurrent " + std::to_string(o.concurrent) +
+           " needs --nonblocking (blocking allreduces cannot be in flight together)";
+  }
+  return "";
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  Options o;
-  bool help = false;
-  std::string error = parse(argc, argv, o, help);
-  const dagsgd::bench::World w = dagsgd::bench::world();
-  const int rank = w.rank;
-  const int size = w.size;
-  if (help || !error.empty()) {
-    return dagsgd::bench::finish_with_usage("dagsgd-allreduce-bench", error, help, kUsage, w);
+// The slowest rank's time per iteration, averaged over the iterations, of `step` (rank 0 gets it).
+template <typename Step>
+double slowest_mean_us(const Options& o, Step step) {
+  std::vector<double> times(static_cast<std::size_t>(o.iterations));
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (long i = 0; i < o.warmup + o.iterations; ++i) {
+    const double t0 = MPI_Wtime();
+    step();
+    const double t1 = MPI_Wtime();
+    if (i >= o.warmup) times[static_cast<std::size_t>(i - o.warmup)] = t1 - t0;
+    MPI_Barrier(MPI_COMM_WORLD);
   }
+  std::vector<double> slowest(times.size());
+  MPI_Reduce(times.data(), slowest.data(), static_cast<int>(times.size()), MPI_DOUBLE, MPI_MAX, 0,
+             MPI_COMM_WORLD);
+  double sum = 0;
+  for (double t : slowest) sum += t;
+  return sum * 1e6 / static_cast<double>(o.iterations);
+}
+
+// --concurrent K: one MPI_Iallreduce alone, then K issued back to back and waited for together.
+void concurrency_table(const Options& o, const dagsgd::bench::World& w) {
+  const auto k = static_cast<std::size_t>(o.concurrent);
+  const auto elements = static_cast<std::size_t>(o.max_bytes / 4);
+  std::vector<std::vector<float>> bufs(k, std::vector<float>(elements, 1.0f));
+  std::vector<std::vector<float>> recvs(o.in_place ? 0 : k, std::vector<float>(elements, 0.0f));
+  if (w.rank == 0) {
+    std::printf(
+        "# dagsgd allreduce concurrency benchmark, %d ranks, %ld iterations, %ld concurrent "
+        "MPI_Iallreduce + MPI_Waitall%s\n",
+        w.size, o.iterations, o.concurrent, o.in_place ? ", in place" : "");
+    std::printf(
+        "# times of the slowest rank, mean over iterations; ratio = together / (%ld x alone)\n",
+        o.concurrent);
+    std::printf("# Size          Alone(us)     Together(us)      Ratio  Iterations\n");
+    std::fflush(stdout);
+  }
+  std::vector<MPI_Request> requests(k, MPI_REQUEST_NULL);
+  for (long bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 2) {
+    const int count = static_cast<int>(bytes / 4);
+    auto issue = [&](std::size_t n) {
+      for (std::size_t j = 0; j < n; ++j) {
+        const void* in = o.in_place ? MPI_IN_PLACE : bufs[j].data();
+        float* out = o.in_place ? bufs[j].data() : recvs[j].data();
+        MPI_Iallreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests[j]);
+      }
+      MPI_Waitall(static_cast<int>(n), requests.data(), MPI_STATUSES_IGNORE);
+    };
+    const double alone = slowest_mean_us(o, [&] { issue(1); });
+    const double together = slowest_mean_us(o, [&] { issue(k); });
+    if (w.rank == 0) {
+      std::printf("%-10ld%17.2f%17.2f%11.3f%12ld\n", bytes, alone, together,
+                  together / (static_cast<double>(k) * alone), o.iterations);
+      std::fflush(stdout);
+    }
+  }
+}
+
+// One allreduce at a time: the OSU table calibrate reads.
+void latency_table(const Options& o, const dagsgd::bench::World& w) {
   std::vector<float> send(static_cast<std::size_t>(o.max_bytes / 4), 1.0f);
   std::vector<float> recv(send.size(), 0.0f);
-  if (rank == 0) {
+  if (w.rank == 0) {
     std::printf("# dagsgd allreduce latency benchmark (OSU format), %d ranks, %ld iterations%s%s\n",
-                size, o.iterations, o.nonblocking ? ", MPI_Iallreduce + MPI_Wait" : "",
+                w.size, o.iterations, o.nonblocking ? ", MPI_Iallreduce + MPI_Wait" : "",
                 o.in_place ? ", in place" : "");
     // OSU's full table (-f). Min and Max here are per iteration: the mean over iterations of
     // the fastest and of the slowest rank's time (when the last rank has its result).
@@ -105,7 +173,7 @@ int main(int argc, char** argv) {
                MPI_COMM_WORLD);
     MPI_Reduce(times.data(), fastest.data(), static_cast<int>(times.size()), MPI_DOUBLE, MPI_MIN, 0,
                MPI_COMM_WORLD);
-    if (rank == 0) {
+    if (w.rank == 0) {
       double max_sum = 0;
       double min_sum = 0;
       for (std::size_t k = 0; k < times.size(); ++k) {
@@ -113,10 +181,28 @@ int main(int argc, char** argv) {
         min_sum += fastest[k];
       }
       const double n = static_cast<double>(o.iterations);
-      std::printf("%-10ld%18.2f%18.2f%18.2f%12ld\n", bytes, sum / size, min_sum * 1e6 / n,
+      std::printf("%-10ld%18.2f%18.2f%18.2f%12ld\n", bytes, sum / w.size, min_sum * 1e6 / n,
                   max_sum * 1e6 / n, o.iterations);
       std::fflush(stdout);
     }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  Options o;
+  bool help = false;
+  std::string error = parse(argc, argv, o, help);
+  const dagsgd::bench::World w = dagsgd::bench::world();
+  if (help || !error.empty()) {
+    return dagsgd::bench::finish_with_usage("dagsgd-allreduce-bench", error, help, kUsage, w);
+  }
+  if (o.concurrent > 1) {
+    concurrency_table(o, w);
+  } else {
+    latency_table(o, w);
   }
   MPI_Finalize();
   return 0;

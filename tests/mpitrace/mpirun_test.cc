@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <vector>
 
 #include "dagsgd/mpitrace/recorder.h"
@@ -45,6 +47,45 @@ void expect_layout(const nlohmann::json& trace, int rank, int ranks) {
       EXPECT_EQ(e["args"]["comm_size"], ranks) << e;
     }
   }
+}
+
+// --concurrent: K requests in flight against one alone, in a table of its own that calibrate
+// does not take for a latency curve.
+TEST(AllreduceBench, ConcurrentRequestsHaveTheirOwnTable) {
+  auto r = run(mpirun(2) + " " + DAGSGD_ALLREDUCE_BENCH +
+               " --nonblocking --in-place --concurrent 3 --min-bytes 4 --max-bytes 64 "
+               "--iterations 3 --warmup 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("3 concurrent MPI_Iallreduce + MPI_Waitall, in place"), std::string::npos)
+      << r.output;
+  std::istringstream lines(r.output.substr(r.output.find("Ratio  Iterations\n") + 18));
+  std::vector<long> sizes;
+  long size = 0;
+  double alone = 0;
+  double together = 0;
+  double ratio = 0;
+  long iterations = 0;
+  while (lines >> size >> alone >> together >> ratio >> iterations) {
+    sizes.push_back(size);
+    EXPECT_GT(alone, 0) << r.output;
+    EXPECT_GT(together, 0) << r.output;
+    // The ratio is computed before the times are rounded to 0.01 us for printing.
+    EXPECT_NEAR(ratio, together / (3 * alone), 6e-4 + ratio * (0.006 / alone + 0.006 / together))
+        << r.output;
+    EXPECT_EQ(iterations, 3);
+  }
+  EXPECT_EQ(sizes, (std::vector<long>{4, 8, 16, 32, 64})) << r.output;
+
+  const std::string dir = fresh_dir("concurrent");
+  std::filesystem::create_directories(dir);
+  const std::string log = dir + "/concurrent.log";
+  {
+    std::ofstream out(log);
+    out << r.output.substr(r.output.find("# dagsgd allreduce concurrency"));
+  }
+  auto c = run(std::string(DAGSGD_BINARY) + " calibrate " + log);
+  EXPECT_EQ(c.exit_code, 2) << c.output;
+  EXPECT_NE(c.output.find(log), std::string::npos) << c.output;
 }
 
 TEST(MpiTrace, RecordsEveryBenchmarkCallWithItsBytes) {
