@@ -285,15 +285,22 @@ model::Expected<bool> read_grid(const std::string& path, ExperimentNames& n,
     got.ranks.push_back(v.get<int>());
   }
   ExperimentSettings set = s;
-  for (auto [key, field] :
-       {std::pair{"iterations", &set.iterations}, std::pair{"warmup", &set.warmup},
-        std::pair{"batch", &set.batch}, std::pair{"ranks_per_host", &set.ranks_per_host},
-        std::pair{"bench_iterations", &set.bench_iterations}}) {
-    if (!doc.contains(key) || !doc[key].is_number_integer() || doc[key].get<std::int64_t>() < 0 ||
-        doc[key].get<std::int64_t>() > 1 << 30) {
-      return model::Error{where + ": '" + key + "' missing or not a non-negative integer"};
+  struct Setting {
+    const char* key;
+    int* field;
+    int least;  // what the flag of the same name accepts
+  };
+  for (const Setting& k :
+       {Setting{"iterations", &set.iterations, 3}, Setting{"warmup", &set.warmup, 0},
+        Setting{"batch", &set.batch, 1}, Setting{"ranks_per_host", &set.ranks_per_host, 1},
+        Setting{"bench_iterations", &set.bench_iterations, 1}}) {
+    const std::string key = k.key;
+    if (!doc.contains(key) || !doc[key].is_number_integer() ||
+        doc[key].get<std::int64_t>() < k.least || doc[key].get<std::int64_t>() > 1 << 30) {
+      return model::Error{where + ": '" + key +
+                          "' missing or not an integer >= " + std::to_string(k.least)};
     }
-    *field = doc[key].get<int>();
+    *k.field = doc[key].get<int>();
   }
   n = got;
   s = set;

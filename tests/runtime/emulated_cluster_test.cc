@@ -145,6 +145,13 @@ TEST(EmulatedCluster, TheGridReadsBackFromItsFile) {
   EXPECT_NE(read.error().message.find(path), std::string::npos) << read.error().message;
   EXPECT_NE(read.error().message.find("'iterations'"), std::string::npos) << read.error().message;
   EXPECT_EQ(names.profiles.size(), 3u);
+  std::ofstream(path) << R"({"profiles": ["emu-600m"], "ranks": [2], "overlaps": ["none"],
+                            "models": ["cnn"], "iterations": 20, "warmup": 4, "batch": 0,
+                            "ranks_per_host": 1, "bench_iterations": 10})";
+  read = read_grid(path, names, back);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().message.find("'batch' missing or not an integer >= 1"), std::string::npos)
+      << read.error().message;
   std::ofstream(path) << "[1, 2";
   EXPECT_FALSE(read_grid(path, names, back).ok());
   std::filesystem::remove_all(dir);
