@@ -69,9 +69,10 @@ std::string parse(int argc, char** argv, Options& o, bool& help) {
   return "";
 }
 
-// The slowest rank's time per iteration, averaged over the iterations, of `step` (rank 0 gets it).
+// This rank's time of each timed iteration of `step` (seconds), after the warm-up ones; a
+// barrier before the first and after each, as OSU's benchmarks do.
 template <typename Step>
-double slowest_mean_us(const Options& o, Step step) {
+std::vector<double> iteration_times(const Options& o, Step step) {
   std::vector<double> times(static_cast<std::size_t>(o.iterations));
   MPI_Barrier(MPI_COMM_WORLD);
   for (long i = 0; i < o.warmup + o.iterations; ++i) {
@@ -81,12 +82,18 @@ double slowest_mean_us(const Options& o, Step step) {
     if (i >= o.warmup) times[static_cast<std::size_t>(i - o.warmup)] = t1 - t0;
     MPI_Barrier(MPI_COMM_WORLD);
   }
-  std::vector<double> slowest(times.size());
-  MPI_Reduce(times.data(), slowest.data(), static_cast<int>(times.size()), MPI_DOUBLE, MPI_MAX, 0,
+  return times;
+}
+
+// Per iteration the `op` (MPI_MAX: the slowest rank, MPI_MIN: the fastest) over ranks, averaged
+// over the iterations, in us (valid on rank 0).
+double reduced_mean_us(const std::vector<double>& times, MPI_Op op) {
+  std::vector<double> reduced(times.size());
+  MPI_Reduce(times.data(), reduced.data(), static_cast<int>(times.size()), MPI_DOUBLE, op, 0,
              MPI_COMM_WORLD);
   double sum = 0;
-  for (double t : slowest) sum += t;
-  return sum * 1e6 / static_cast<double>(o.iterations);
+  for (double t : reduced) sum += t;
+  return sum * 1e6 / static_cast<double>(times.size());
 }
 
 // --concurrent K: one MPI_Iallreduce alone, then K issued back to back and waited for together.
@@ -117,8 +124,8 @@ void concurrency_table(const Options& o, const dagsgd::bench::World& w) {
       }
       MPI_Waitall(static_cast<int>(n), requests.data(), MPI_STATUSES_IGNORE);
     };
-    const double alone = slowest_mean_us(o, [&] { issue(1); });
-    const double together = slowest_mean_us(o, [&] { issue(k); });
+    const double alone = reduced_mean_us(iteration_times(o, [&] { issue(1); }), MPI_MAX);
+    const double together = reduced_mean_us(iteration_times(o, [&] { issue(k); }), MPI_MAX);
     if (w.rank == 0) {
       std::printf("%-10ld%17.2f%17.2f%11.3f%12ld\n", bytes, alone, together,
                   together / (static_cast<double>(k) * alone), o.iterations);
@@ -141,12 +148,8 @@ void latency_table(const Options& o, const dagsgd::bench::World& w) {
     std::fflush(stdout);
   }
   for (long bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 2) {
-    int count = static_cast<int>(bytes / 4);
-    double total = 0;
-    std::vector<double> times(static_cast<std::size_t>(o.iterations));
-    MPI_Barrier(MPI_COMM_WORLD);
-    for (long i = 0; i < o.warmup + o.iterations; ++i) {
-      double t0 = MPI_Wtime();
+    const int count = static_cast<int>(bytes / 4);
+    const auto times = iteration_times(o, [&] {
       // In place, the buffer is reduced over and over; the values do not matter.
       const void* in = o.in_place ? MPI_IN_PLACE : send.data();
       float* out = o.in_place ? send.data() : recv.data();
@@ -157,32 +160,19 @@ void latency_table(const Options& o, const dagsgd::bench::World& w) {
       } else {
         MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       }
-      double t1 = MPI_Wtime();
-      if (i >= o.warmup) {
-        total += t1 - t0;
-        times[static_cast<std::size_t>(i - o.warmup)] = t1 - t0;
-      }
-      MPI_Barrier(MPI_COMM_WORLD);
-    }
-    double mine = total * 1e6 / static_cast<double>(o.iterations);
+    });
+    // The average rank's mean time (one 8-byte reduction of each rank's mean), then the
+    // slowest's and the fastest's (the calls docs/tracing.md lists).
+    double mine = 0;
+    for (double t : times) mine += t;
+    mine *= 1e6 / static_cast<double>(times.size());
     double sum = 0;
     MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    std::vector<double> slowest(times.size());
-    std::vector<double> fastest(times.size());
-    MPI_Reduce(times.data(), slowest.data(), static_cast<int>(times.size()), MPI_DOUBLE, MPI_MAX, 0,
-               MPI_COMM_WORLD);
-    MPI_Reduce(times.data(), fastest.data(), static_cast<int>(times.size()), MPI_DOUBLE, MPI_MIN, 0,
-               MPI_COMM_WORLD);
+    const double avg = sum / w.size;
+    const double slowest = reduced_mean_us(times, MPI_MAX);
+    const double fastest = reduced_mean_us(times, MPI_MIN);
     if (w.rank == 0) {
-      double max_sum = 0;
-      double min_sum = 0;
-      for (std::size_t k = 0; k < times.size(); ++k) {
-        max_sum += slowest[k];
-        min_sum += fastest[k];
-      }
-      const double n = static_cast<double>(o.iterations);
-      std::printf("%-10ld%18.2f%18.2f%18.2f%12ld\n", bytes, sum / w.size, min_sum * 1e6 / n,
-                  max_sum * 1e6 / n, o.iterations);
+      std::printf("%-10ld%18.2f%18.2f%18.2f%12ld\n", bytes, avg, fastest, slowest, o.iterations);
       std::fflush(stdout);
     }
   }

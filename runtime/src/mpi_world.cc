@@ -82,9 +82,9 @@ Placement gather_placement() {
   std::string boot_id;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
   p.machines = gather_strings(boot_id.empty() ? host : boot_id);
-  // The CPUs this rank may use; a machine's count is the union over its ranks, so ranks pinned
-  // to different cores (tools/emucluster gives each rank its own core when there are enough)
-  // count every core they have between them, and unbound ranks the machine's.
+  // The CPUs this rank may use; a machine's count is the union over its ranks, so ranks bound
+  // to different cores count every core they have between them, and unbound ranks the
+  // machine's.
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) == 0) {

@@ -58,7 +58,12 @@ TEST(AllreduceBench, ConcurrentRequestsHaveTheirOwnTable) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("3 concurrent MPI_Iallreduce + MPI_Waitall, in place"), std::string::npos)
       << r.output;
-  std::istringstream lines(r.output.substr(r.output.find("Ratio  Iterations\n") + 18));
+  const std::string header = "Ratio  Iterations\n";
+  const auto rows = r.output.find(header);
+  const auto table = r.output.find("# dagsgd allreduce concurrency");
+  ASSERT_NE(rows, std::string::npos) << r.output;
+  ASSERT_NE(table, std::string::npos) << r.output;
+  std::istringstream lines(r.output.substr(rows + header.size()));
   std::vector<long> sizes;
   long size = 0;
   double alone = 0;
@@ -81,7 +86,7 @@ TEST(AllreduceBench, ConcurrentRequestsHaveTheirOwnTable) {
   const std::string log = dir + "/concurrent.log";
   {
     std::ofstream out(log);
-    out << r.output.substr(r.output.find("# dagsgd allreduce concurrency"));
+    out << r.output.substr(table);
   }
   auto c = run(std::string(DAGSGD_BINARY) + " calibrate " + log);
   EXPECT_EQ(c.exit_code, 2) << c.output;
