@@ -120,10 +120,10 @@ std::optional<std::vector<int>> local_route(const NodeType& node,
 
 namespace {
 
+using topo::in_quotes;
+
 constexpr std::size_t kMaxNodeDevices = 1024;
 constexpr std::size_t kMaxNodeLinks = 16384;
-
-std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
 // Endpoints reachable from device `src` through transit devices (as local_route walks).
 std::vector<char> reachable(const NodeType& node, const std::vector<std::vector<int>>& out,

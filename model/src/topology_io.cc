@@ -19,16 +19,14 @@ namespace dagsgd::model {
 namespace {
 
 using Json = nlohmann::json;
-
-constexpr double kBytesPerGbyte = 1e9;
+using topo::in_quotes;
+using topo::kBytesPerGbyte;
 
 std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
   return out;
 }
-
-std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
 // The fields of one JSON object, each read with a message naming it.
 class Fields {

@@ -17,8 +17,7 @@ namespace dagsgd::model {
 namespace {
 
 using OJson = nlohmann::ordered_json;
-
-constexpr double kBytesPerGbyte = 1e9;
+using topo::kBytesPerGbyte;
 
 // Three significant digits (whole numbers from 1000): rates and latencies are not known better.
 std::string num(double v) {

@@ -3,11 +3,17 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "dagsgd/model/topology.h"
 
 namespace dagsgd::model::topo {
+
+inline constexpr double kBytesPerGbyte = 1e9;
+
+// A device or node name as messages quote it.
+inline std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
 // Per device of `node`: the indices of its outgoing links, in link order.
 std::vector<std::vector<int>> out_links(const NodeType& node);

@@ -19,7 +19,7 @@ using nlohmann::ordered_json;
 
 namespace {
 
-std::string ms(Nanos ns) { return fmt("%.3f", static_cast<double>(ns) * 1e-6); }
+std::string ms_text(Nanos ns) { return fmt("%.3f", static_cast<double>(ns) * 1e-6); }
 std::string pct(double x) { return fmt("%+.1f%%", x * 100.0); }
 double sec(Nanos ns) { return static_cast<double>(ns) * 1e-9; }
 
@@ -50,9 +50,10 @@ std::string rank_table(const std::vector<sim::RankTime>& v) {
   for (const auto& t : v) {
     char buf[256];
     std::snprintf(buf, sizeof buf, "  %4d %10s %9s %11s %8s %8s %9s %8s %8s\n", t.rank,
-                  ms(t.window).c_str(), ms(t.compute).c_str(), ms(t.comm_total).c_str(),
-                  ms(t.comm_exposed).c_str(), ms(t.overlap).c_str(), ms(t.memcpy).c_str(),
-                  ms(t.host).c_str(), ms(t.idle).c_str());
+                  ms_text(t.window).c_str(), ms_text(t.compute).c_str(),
+                  ms_text(t.comm_total).c_str(), ms_text(t.comm_exposed).c_str(),
+                  ms_text(t.overlap).c_str(), ms_text(t.memcpy).c_str(), ms_text(t.host).c_str(),
+                  ms_text(t.idle).c_str());
     out += buf;
   }
   return out;
@@ -153,7 +154,7 @@ std::string stragglers_text(const trace::TraceDag& dag, const sim::ReplayResult&
   out += "):\n";
   for (const auto& [rank, v] : by_rank) {
     out += "  rank " + std::to_string(rank) + " arrived last at " + std::to_string(v.first) +
-           " collective(s), late by " + ms(v.second) + " ms in all (mean " +
+           " collective(s), late by " + ms_text(v.second) + " ms in all (mean " +
            fmt("%.1f", static_cast<double>(v.second) / v.first * 1e-3) + " us)\n";
   }
   return out;
@@ -203,13 +204,14 @@ std::string phase_text(const PhaseView& v) {
   std::string out = "Phases (main rank, mean per iteration; host / GPU streams):\n";
   for (const auto& [ph, t] : v.phase) {
     out += "  " + ph + std::string(ph.size() < 10 ? 10 - ph.size() : 1, ' ') +
-           ms(t.first / v.iterations) + " / " + ms(t.second / v.iterations) + " ms\n";
+           ms_text(t.first / v.iterations) + " / " + ms_text(t.second / v.iterations) + " ms\n";
   }
   if (!v.layers.empty()) {
     out += "Layers (forward / backward, ms):\n";
     for (const auto& [l, x] : v.layers) {
-      out += "  " + std::to_string(l) + " " + x.first + ": " + ms(x.second.first / v.iterations) +
-             " / " + ms(x.second.second / v.iterations) + "\n";
+      out += "  " + std::to_string(l) + " " + x.first + ": " +
+             ms_text(x.second.first / v.iterations) + " / " +
+             ms_text(x.second.second / v.iterations) + "\n";
     }
   }
   return out;
@@ -244,7 +246,7 @@ std::string analyze_text(const trace::ImportedRun& run, const trace::TraceDag& d
          std::to_string(dag.collectives.size()) + " collective(s)\n";
   out += "Measured iteration (rank " + std::to_string(dag.main_rank) + ", mean after " +
          std::to_string(r.warmup) +
-         " warm-up): " + ms(static_cast<Nanos>(r.measured_mean_s * 1e9)) + " ms\n\n";
+         " warm-up): " + ms_text(static_cast<Nanos>(r.measured_mean_s * 1e9)) + " ms\n\n";
   out += "Per rank, mean per iteration (measured):\n" + rank_table(r.measured_ranks) + "\n";
   out += phase_text(phase_view(run, dag, r.warmup)) + "\n";
   out += "Critical path of iteration " + std::to_string(r.critical_path_iteration) +
@@ -255,7 +257,7 @@ std::string analyze_text(const trace::ImportedRun& run, const trace::TraceDag& d
   for (const auto& p : r.critical_path) total += p.time;
   for (const auto& p : r.critical_path) {
     out += "  " + p.what + std::string(p.what.size() < 16 ? 16 - p.what.size() : 1, ' ') +
-           ms(p.time) + " ms  " +
+           ms_text(p.time) + " ms  " +
            fmt("%.1f%%",
                total > 0 ? 100.0 * static_cast<double>(p.time) / static_cast<double>(total) : 0) +
            "\n";
@@ -313,8 +315,8 @@ std::string replay_text(const trace::ImportedRun& run, const trace::TraceDag& da
   }
   out += "Iterations: " + std::to_string(dag.measured_iteration.size()) + " (mean after " +
          std::to_string(r.warmup) + " warm-up)\n";
-  out += "Measured iteration:  " + ms(static_cast<Nanos>(r.measured_mean_s * 1e9)) + " ms\n";
-  out += "Predicted iteration: " + ms(static_cast<Nanos>(r.predicted_mean_s * 1e9)) + " ms\n";
+  out += "Measured iteration:  " + ms_text(static_cast<Nanos>(r.measured_mean_s * 1e9)) + " ms\n";
+  out += "Predicted iteration: " + ms_text(static_cast<Nanos>(r.predicted_mean_s * 1e9)) + " ms\n";
   out += "Error: " + pct(r.error) + "\n\n";
   out += "Measured, per rank:\n" + rank_table(r.measured_ranks);
   out += "Predicted, per rank:\n" + rank_table(r.predicted_ranks);

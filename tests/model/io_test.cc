@@ -1,6 +1,7 @@
 // read_file's refusals and limits (devices, FIFOs, directories, sizes, gzip bombs) and the
 // positions JSON errors carry (issue 13, classes 14 and 17).
 #include "dagsgd/model/io.h"
+#include "common/text.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -17,9 +18,7 @@ std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "-io-" + name;
 }
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using dagsgd::testing::contains;
 
 // gzip of `text` (level 9, one member), as gzip(1) writes it.
 std::string gzip(const std::string& text) {

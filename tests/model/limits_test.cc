@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "common/text.h"
 #include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/compute_model.h"
 #include "dagsgd/model/dag.h"
@@ -20,11 +21,9 @@
 namespace dagsgd::model {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using dagsgd::testing::contains;
 
-std::string temp_file(const std::string& name, const std::string& content) {
+std::string limits_temp_file(const std::string& name, const std::string& content) {
   std::string path = ::testing::TempDir() + "/" + std::to_string(::getpid()) + "-lim-" + name;
   EXPECT_TRUE(write_file(path, content, true).ok());
   return path;
@@ -112,20 +111,20 @@ TEST(Limits, DurationsFromSecondsAreChecked) {
 // replay's -9.2e12 ms); class 13: latency_us 1e308 names the file and field.
 TEST(Limits, FabricNumbersOutOfRangeNameFileAndField) {
   HardwareCatalog c = *HardwareCatalog::load_default();
-  const std::string slow = temp_file("slow.json", fabric("achievable_gbps", "1e-300"));
+  const std::string slow = limits_temp_file("slow.json", fabric("achievable_gbps", "1e-300"));
   auto r = c.add_fabric_file(slow);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(contains(r.error().message, "hardware file '" + slow + "': fabric 0 ('slow'): "))
       << r.error().message;
   EXPECT_TRUE(contains(r.error().message, "'achievable_gbps' must be from 1e-06 to 1e+07 Gbit/s"))
       << r.error().message;
-  const std::string lat = temp_file("lat.json", fabric("latency_us", "1e308"));
+  const std::string lat = limits_temp_file("lat.json", fabric("latency_us", "1e308"));
   auto l = c.add_fabric_file(lat);
   ASSERT_FALSE(l.ok());
   EXPECT_TRUE(contains(l.error().message, "'latency_us' must be from 0 to 1e+07 us, got 1e+308"))
       << l.error().message;
   EXPECT_TRUE(contains(l.error().message, lat));
-  const std::string nan = temp_file("nan.json", fabric("nominal_gbps", "\"NaN\""));
+  const std::string nan = limits_temp_file("nan.json", fabric("nominal_gbps", "\"NaN\""));
   EXPECT_FALSE(c.add_fabric_file(nan).ok());
   auto gpu = HardwareCatalog::parse(
       R"({"gpus": [{"name": "g", "description": "d", "fp32_tflops": 1e300, "fp16_tflops": 1,
@@ -141,7 +140,7 @@ TEST(Limits, FabricNumbersOutOfRangeNameFileAndField) {
 // Class 14: invalid JSON in a fabric file gives the line and column.
 TEST(Limits, InvalidFabricJsonHasLineAndColumn) {
   HardwareCatalog c = *HardwareCatalog::load_default();
-  const std::string path = temp_file("broken.json", "{\"name\": \"x\",\n \"scope\": inter}");
+  const std::string path = limits_temp_file("broken.json", "{\"name\": \"x\",\n \"scope\": inter}");
   auto r = c.add_fabric_file(path);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(contains(r.error().message, "'" + path + "': not valid JSON: line 2, column 11"))

@@ -2,6 +2,7 @@
 // are refused naming the file and field, the algorithm tables read as the library's decision
 // rules, stacks price collectives, and transfer calibration recovers a stack's parameters.
 #include "dagsgd/model/stack.h"
+#include "common/text.h"
 
 #include <gtest/gtest.h>
 
@@ -15,9 +16,7 @@
 namespace dagsgd::model {
 namespace {
 
-bool contains(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
+using dagsgd::testing::contains;
 
 TEST(Stack, EveryBundledStackLoadsWithSources) {
   const auto names = bundled_stacks().names();

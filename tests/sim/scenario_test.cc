@@ -3,35 +3,32 @@
 #include <gtest/gtest.h>
 
 #include "common/sweep_fixtures.h"
+#include "common/text.h"
 
 #include "dagsgd/sim/scenario.h"
 
 namespace dagsgd::sim {
 namespace {
 
-const Catalogs& catalogs() { return testing::bundled_catalogs(); }
-
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using dagsgd::testing::contains;
 
 TEST(Scenario, UnknownNamesListTheValidOnes) {
-  auto h = resolve_hardware({1, 4, "pcie9", "10gbe"}, catalogs());
+  auto h = resolve_hardware({1, 4, "pcie9", "10gbe"}, testing::bundled_catalogs());
   ASSERT_FALSE(h.ok());
-  EXPECT_TRUE(has(h.error().message, "intra-node fabric: unknown fabric 'pcie9'"))
+  EXPECT_TRUE(contains(h.error().message, "intra-node fabric: unknown fabric 'pcie9'"))
       << h.error().message;
-  EXPECT_TRUE(has(h.error().message, "nvlink2")) << h.error().message;
-  h = resolve_hardware({1, 4, "pcie3", "token-ring"}, catalogs());
+  EXPECT_TRUE(contains(h.error().message, "nvlink2")) << h.error().message;
+  h = resolve_hardware({1, 4, "pcie3", "token-ring"}, testing::bundled_catalogs());
   ASSERT_FALSE(h.ok());
-  EXPECT_TRUE(has(h.error().message, "inter-node fabric")) << h.error().message;
+  EXPECT_TRUE(contains(h.error().message, "inter-node fabric")) << h.error().message;
 
   ExchangeSpec e;
   e.algorithm = "butterfly";
   auto x = resolve_exchange(e);
   ASSERT_FALSE(x.ok());
-  EXPECT_TRUE(has(x.error().message, "valid collective algorithms: ring, tree"))
+  EXPECT_TRUE(contains(x.error().message, "valid collective algorithms: ring, tree"))
       << x.error().message;
-  EXPECT_TRUE(has(x.error().message, "measured")) << x.error().message;
+  EXPECT_TRUE(contains(x.error().message, "measured")) << x.error().message;
   e = {};
   e.precision = "fp8";
   EXPECT_FALSE(resolve_exchange(e).ok());
@@ -42,30 +39,30 @@ TEST(Scenario, UnknownNamesListTheValidOnes) {
   NetworkSpec n;
   n.network = "alexnet";
   n.gpu = "v1000";
-  auto w = NetworkWorkload::resolve(n, catalogs());
+  auto w = NetworkWorkload::resolve(n, testing::bundled_catalogs());
   ASSERT_FALSE(w.ok());
-  EXPECT_TRUE(has(w.error().message, "gpu: unknown gpu 'v1000'")) << w.error().message;
-  EXPECT_TRUE(has(w.error().message, "k80")) << w.error().message;
+  EXPECT_TRUE(contains(w.error().message, "gpu: unknown gpu 'v1000'")) << w.error().message;
+  EXPECT_TRUE(contains(w.error().message, "k80")) << w.error().message;
   n.gpu = "v100";
   n.sync = "easgd:0,0.5";
-  EXPECT_FALSE(NetworkWorkload::resolve(n, catalogs()).ok());
+  EXPECT_FALSE(NetworkWorkload::resolve(n, testing::bundled_catalogs()).ok());
   n.sync = "bsp";
   n.network = "resnet-51";
-  w = NetworkWorkload::resolve(n, catalogs());
+  w = NetworkWorkload::resolve(n, testing::bundled_catalogs());
   ASSERT_FALSE(w.ok());
-  EXPECT_TRUE(has(w.error().message, "resnet50")) << w.error().message;
+  EXPECT_TRUE(contains(w.error().message, "resnet50")) << w.error().message;
 }
 
 TEST(Scenario, NetworkWorkloadDescribesAndBuildsTheRequest) {
   NetworkSpec n;
   n.network = "resnet50";
   n.batch = 64;
-  auto w = NetworkWorkload::resolve(n, catalogs());
+  auto w = NetworkWorkload::resolve(n, testing::bundled_catalogs());
   ASSERT_TRUE(w.ok()) << w.error().message;
   ExchangeSpec e;
   e.precision = "fp16";
   e.overlap = "mgwfbp";
-  auto s = resolve_scenario({8, 4, "pcie3", "10gbe"}, e, catalogs());
+  auto s = resolve_scenario({8, 4, "pcie3", "10gbe"}, e, testing::bundled_catalogs());
   ASSERT_TRUE(s.ok()) << s.error().message;
   auto r = (*w)->request(*s);
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -79,7 +76,7 @@ TEST(Scenario, NetworkWorkloadDescribesAndBuildsTheRequest) {
   EXPECT_EQ(d[3].second, "32 (8 nodes x 4 GPUs)");
   EXPECT_EQ(d[8].second, "fp16");
   // fp16 runs faster than fp32 on a V100 (tensor cores).
-  auto s32 = resolve_scenario({8, 4, "pcie3", "10gbe"}, {}, catalogs());
+  auto s32 = resolve_scenario({8, 4, "pcie3", "10gbe"}, {}, testing::bundled_catalogs());
   auto r32 = (*w)->request(*s32);
   ASSERT_TRUE(r32.ok());
   EXPECT_LT(r->layers[0].forward, r32->layers[0].forward);
@@ -91,20 +88,21 @@ TEST(Scenario, NetworkWorkloadDescribesAndBuildsTheRequest) {
 TEST(Scenario, TracedWorkloadNeedsItsRunAndItsRanks) {
   auto missing = TracedWorkload::load({"/nonexistent/run"}, trace::ImportOptions{});
   ASSERT_FALSE(missing.ok());
-  EXPECT_TRUE(has(missing.error().message, "/nonexistent/run")) << missing.error().message;
+  EXPECT_TRUE(contains(missing.error().message, "/nonexistent/run")) << missing.error().message;
   const std::string kineto = std::string(DAGSGD_SHARED_DATA) + "/traces/kineto/nccl_data.json.gz";
   auto w = TracedWorkload::load({kineto}, trace::ImportOptions{});
   ASSERT_TRUE(w.ok()) << w.error().message;
   EXPECT_EQ((*w)->batch(), 0) << "a Kineto trace does not say its batch";
-  auto s = resolve_scenario({1, 1, "pcie3", "10gbe"}, {}, catalogs());
+  auto s = resolve_scenario({1, 1, "pcie3", "10gbe"}, {}, testing::bundled_catalogs());
   ASSERT_TRUE(s.ok());
   auto checked = (*w)->check(*s);
   ASSERT_FALSE(checked.ok());
-  EXPECT_TRUE(has(checked.error().message, "batch size")) << checked.error().message;
+  EXPECT_TRUE(contains(checked.error().message, "batch size")) << checked.error().message;
   w = TracedWorkload::load({kineto}, trace::ImportOptions{}, 16);
   ASSERT_TRUE(w.ok());
   // The traced ranks (one rank of a 2-rank job here), each on a node of its own.
-  auto same = resolve_scenario({(*w)->ranks(), 1, "nvlink2", "ib-edr"}, {}, catalogs());
+  auto same =
+      resolve_scenario({(*w)->ranks(), 1, "nvlink2", "ib-edr"}, {}, testing::bundled_catalogs());
   ASSERT_TRUE(same.ok());
   EXPECT_TRUE((*w)->check(*same).ok());
   auto r = (*w)->evaluate(*same, true);
@@ -121,19 +119,19 @@ TEST(Scenario, ReplayTargetKeepsTheRunsRanks) {
   HardwareSpec target{1, 1, "nvlink2", "ib-edr"};
   ExchangeSpec exchange;
   exchange.algorithm = "ring";
-  auto laid_out = replay_target((*w)->dag(), target, exchange, catalogs(), false);
+  auto laid_out = replay_target((*w)->dag(), target, exchange, testing::bundled_catalogs(), false);
   ASSERT_TRUE(laid_out.ok()) << laid_out.error().message;
   ASSERT_TRUE(laid_out->target.has_value());
   EXPECT_EQ(laid_out->target->nodes * laid_out->target->gpus_per_node, ranks);
   EXPECT_EQ(laid_out->algorithm, "ring");
   EXPECT_EQ(laid_out->stack, nullptr);
-  auto as_traced = replay_target((*w)->dag(), target, exchange, catalogs(), true);
+  auto as_traced = replay_target((*w)->dag(), target, exchange, testing::bundled_catalogs(), true);
   ASSERT_TRUE(as_traced.ok());
   EXPECT_EQ(as_traced->target->nodes, 0) << "the ranks stay where the run placed them";
   target.inter = "warp-drive";
-  auto unknown = replay_target((*w)->dag(), target, exchange, catalogs(), false);
+  auto unknown = replay_target((*w)->dag(), target, exchange, testing::bundled_catalogs(), false);
   ASSERT_FALSE(unknown.ok());
-  EXPECT_TRUE(has(unknown.error().message, "warp-drive")) << unknown.error().message;
+  EXPECT_TRUE(contains(unknown.error().message, "warp-drive")) << unknown.error().message;
 }
 
 }  // namespace

@@ -9,21 +9,19 @@
 namespace dagsgd::sim {
 namespace {
 
-const Catalogs& catalogs() { return testing::bundled_catalogs(); }
-
 using testing::small_grid;
 
 std::unique_ptr<NetworkWorkload> alexnet() {
   NetworkSpec spec;
   spec.network = "alexnet";
   spec.batch = 32;
-  auto w = NetworkWorkload::resolve(spec, catalogs());
+  auto w = NetworkWorkload::resolve(spec, testing::bundled_catalogs());
   EXPECT_TRUE(w.ok()) << w.error().message;
   return std::move(*w);
 }
 
 TEST(SweepGrid, EveryCombinationInOrderWithFabricScopes) {
-  auto s = expand_grid(small_grid(), catalogs().hardware);
+  auto s = expand_grid(small_grid(), testing::bundled_catalogs().hardware);
   ASSERT_TRUE(s.ok()) << s.error().message;
   ASSERT_EQ(s->size(), 3u * 3u * 2u);
   // An intra-node fabric replaces the intra link, an inter-node one the inter link.
@@ -47,22 +45,22 @@ TEST(SweepGrid, EveryCombinationInOrderWithFabricScopes) {
 TEST(SweepGrid, BadInputIsNamed) {
   auto g = small_grid();
   g.fabrics = {"pcie3", "warp-drive"};
-  auto s = expand_grid(g, catalogs().hardware);
+  auto s = expand_grid(g, testing::bundled_catalogs().hardware);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("warp-drive"), std::string::npos) << s.error().message;
   EXPECT_NE(s.error().message.find("ib-edr"), std::string::npos) << "valid names listed";
   g = small_grid();
   g.gpus = {1, 6};
-  s = expand_grid(g, catalogs().hardware);
+  s = expand_grid(g, testing::bundled_catalogs().hardware);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("6 GPUs"), std::string::npos) << s.error().message;
   g = small_grid();
   g.topks = {1.5};
-  EXPECT_FALSE(expand_grid(g, catalogs().hardware).ok());
+  EXPECT_FALSE(expand_grid(g, testing::bundled_catalogs().hardware).ok());
 }
 
 TEST(SweepGrid, TimelinePerFabricAtTheLargestGpuCount) {
-  auto s = expand_grid(small_grid(), catalogs().hardware);
+  auto s = expand_grid(small_grid(), testing::bundled_catalogs().hardware);
   ASSERT_TRUE(s.ok());
   auto t = timeline_points(*s);
   ASSERT_EQ(t.size(), 3u);
@@ -77,7 +75,7 @@ TEST(SweepPrepare, EveryPointResolvedUpFront) {
   auto w = alexnet();
   auto g = small_grid();
   g.algorithms = {"ring", "butterfly"};
-  auto s = prepare_sweep(g, *w, catalogs());
+  auto s = prepare_sweep(g, *w, testing::bundled_catalogs());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("unknown collective algorithm 'butterfly'"), std::string::npos)
       << s.error().message;
@@ -85,10 +83,10 @@ TEST(SweepPrepare, EveryPointResolvedUpFront) {
       << "lists the valid names: " << s.error().message;
   g = small_grid();
   g.overlaps = {"sometimes"};
-  s = prepare_sweep(g, *w, catalogs());
+  s = prepare_sweep(g, *w, testing::bundled_catalogs());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("sometimes"), std::string::npos) << s.error().message;
-  s = prepare_sweep(small_grid(), *w, catalogs());
+  s = prepare_sweep(small_grid(), *w, testing::bundled_catalogs());
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(s->scenarios.size(), s->points.size());
   EXPECT_EQ(std::count(s->keep_timeline.begin(), s->keep_timeline.end(), true), 3);
@@ -96,7 +94,7 @@ TEST(SweepPrepare, EveryPointResolvedUpFront) {
 
 TEST(SweepWire, ResultsReadBackExactly) {
   auto w = alexnet();
-  auto sc = resolve_scenario({2, 4, "pcie3", "10gbe"}, {}, catalogs());
+  auto sc = resolve_scenario({2, 4, "pcie3", "10gbe"}, {}, testing::bundled_catalogs());
   ASSERT_TRUE(sc.ok()) << sc.error().message;
   auto r = w->evaluate(*sc, true);
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -143,7 +141,7 @@ TEST(SweepRun, TwoProcessesGiveTheSameResultsAsOne) {
   auto g = small_grid();
   g.algorithms = {"ring", "tree", "auto"};
   g.precisions = {"fp32"};
-  auto sweep = prepare_sweep(g, *w, catalogs());
+  auto sweep = prepare_sweep(g, *w, testing::bundled_catalogs());
   ASSERT_TRUE(sweep.ok()) << sweep.error().message;
   // Process 1 runs the odd points but those whose timeline is kept: process 0 runs them all.
   std::size_t odd_timelines = 0;

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/text.h"
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/model/io.h"
 
@@ -43,9 +44,7 @@ std::string temp_dir() {
   return d;
 }
 
-bool contains(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
+using dagsgd::testing::contains;
 
 TEST(Calibrate, FitsBcaffeAllreduce4) {
   CliResult r = run("calibrate " + kBcaffe + "allreduce4.log --ranks 4");

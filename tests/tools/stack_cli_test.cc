@@ -12,21 +12,20 @@
 #include <nlohmann/json.hpp>
 
 #include "common/cli_runner.h"
+#include "common/text.h"
 #include "dagsgd/model/io.h"
 
 namespace {
 
 using dagsgd::testing::run_cli;
 
-const std::string kBcaffe = std::string(DAGSGD_SHARED_DATA) + "/published/b-caffe/";
+const std::string kBcaffeDir = std::string(DAGSGD_SHARED_DATA) + "/published/b-caffe/";
 const std::string kLogs =
-    kBcaffe + "allreduce2.log " + kBcaffe + "allreduce4.log " + kBcaffe + "allreduce8.log";
+    kBcaffeDir + "allreduce2.log " + kBcaffeDir + "allreduce4.log " + kBcaffeDir + "allreduce8.log";
 
-bool contains(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
+using dagsgd::testing::contains;
 
-std::string temp_dir() {
+std::string stack_temp_dir() {
   std::string d = ::testing::TempDir() + "/stack-cli-" + std::to_string(::getpid());
   ::mkdir(d.c_str(), 0755);
   return d;
@@ -61,7 +60,7 @@ TEST(StackCli, CalibrateReproducesTheBundledOpenMpiStack) {
 }
 
 TEST(StackCli, CalibratedStackFileDrivesPredict) {
-  const std::string dir = temp_dir();
+  const std::string dir = stack_temp_dir();
   const std::string out = dir + "/site.json";
   std::remove(out.c_str());
   auto r = run_cli("calibrate " + kLogs + " --link 10gbe --stack openmpi-4.1-tcp --name site " +
@@ -93,7 +92,7 @@ TEST(StackCli, FrameworkGroupingIsTheDefaultOverlap) {
 }
 
 TEST(StackCli, BadInputExitsTwo) {
-  const std::string dir = temp_dir();
+  const std::string dir = stack_temp_dir();
   ASSERT_TRUE(dagsgd::model::write_file(dir + "/nosource.json",
                                         R"({"schema": "dagsgd-stack/1", "name": "n", )"
                                         R"("description": "d", "base": "openmpi-4.1-tcp", )"

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "common/text.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/units.h"
 #include "dagsgd/trace/bcaffe_log.h"
@@ -20,9 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using dagsgd::testing::contains;
 
 // A fresh directory under the test's temp dir.
 std::string fresh_dir(const std::string& name) {

@@ -6,10 +6,10 @@
 namespace dagsgd::trace {
 namespace {
 
-const std::string kBcaffe = std::string(DAGSGD_SHARED_DATA) + "/published/b-caffe/";
+const std::string kBcaffeDir = std::string(DAGSGD_SHARED_DATA) + "/published/b-caffe/";
 
 TEST(OsuLog, ReadsBcaffeAllreduceLogs) {
-  auto four = read_latency_log(kBcaffe + "allreduce4.log");
+  auto four = read_latency_log(kBcaffeDir + "allreduce4.log");
   ASSERT_TRUE(four.ok()) << four.error().message;
   EXPECT_EQ(four->format, "osu");
   EXPECT_EQ(four->benchmark, "OSU MPI Allreduce Latency Test v5.4.0");
@@ -29,14 +29,14 @@ TEST(OsuLog, ReadsBcaffeAllreduceLogs) {
 TEST(OsuLog, RankPrefixedRows) {
   // allreduce2.log and allreduce8.log prefix every row with "<ranks>,".
   for (int p : {2, 8}) {
-    auto log = read_latency_log(kBcaffe + "allreduce" + std::to_string(p) + ".log");
+    auto log = read_latency_log(kBcaffeDir + "allreduce" + std::to_string(p) + ".log");
     ASSERT_TRUE(log.ok()) << log.error().message;
     ASSERT_TRUE(log->ranks.has_value());
     EXPECT_EQ(*log->ranks, p);
     ASSERT_EQ(log->points.size(), 266u);
     EXPECT_EQ(log->points.back().bytes, 1'048'576);
   }
-  auto two = read_latency_log(kBcaffe + "allreduce2.log");
+  auto two = read_latency_log(kBcaffeDir + "allreduce2.log");
   EXPECT_DOUBLE_EQ(two->points.front().latency_us, 31.92);
   EXPECT_DOUBLE_EQ(two->points.back().latency_us, 1839.14);
 }

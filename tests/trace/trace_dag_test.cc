@@ -13,7 +13,7 @@
 namespace dagsgd::trace {
 namespace {
 
-const std::string kKineto = std::string(DAGSGD_SHARED_DATA) + "/traces/kineto/";
+const std::string kKinetoDir = std::string(DAGSGD_SHARED_DATA) + "/traces/kineto/";
 
 struct Built {
   ImportedRun run;
@@ -50,7 +50,7 @@ bool edge(const model::Dag& d, model::TaskId a, model::TaskId b) {
 }
 
 TEST(TraceDag, EventSyncTraceDependencies) {
-  auto b = build({kKineto + "event_sync_trace.json.gz"});
+  auto b = build({kKinetoDir + "event_sync_trace.json.gz"});
   EXPECT_EQ(b.dag.mode, TraceMode::kKineto);
   auto launches = named(b, "cudaLaunchKernel");
   auto spin = named(b, "at::cuda::(anonymous namespace)::spin_kernel(long)");

@@ -23,7 +23,7 @@ model::Expected<std::unique_ptr<sim::TracedWorkload>> load_traces(const TraceInp
 
 namespace {
 
-constexpr const char* kHelp =
+constexpr const char* kAnalyzeHelp =
     "Where the time goes in a traced run: per rank compute, communication (total, exposed,\n"
     "overlapped), memcpy, host and idle time; the critical path of an iteration across\n"
     "ranks; stragglers; the bottleneck with what-if bounds.\n"
@@ -44,7 +44,7 @@ int run_analyze(const TraceInputs& in) {
 }  // namespace
 
 void add_analyze(CLI::App& root, Action& action) {
-  auto [sub, in] = add_command<TraceInputs>(root, action, "analyze", kHelp, run_analyze);
+  auto [sub, in] = add_command<TraceInputs>(root, action, "analyze", kAnalyzeHelp, run_analyze);
   add_trace_inputs(*sub, *in);
 }
 

@@ -22,7 +22,7 @@ struct CalibrateFlags {
   const CLI::App* app = nullptr;
 };
 
-constexpr const char* kHelp =
+constexpr const char* kCalibrateHelp =
     "Fit a link's alpha, beta and eager/rendezvous step to an allreduce micro-benchmark log "
     "(OSU or nccl-tests) and print a fabric entry for --fabric-file; with --stack and --link, "
     "fit the software stack above a known link and print a stack file for --stack";
@@ -61,7 +61,8 @@ int run_calibrate(const CalibrateFlags& f) {
 }  // namespace
 
 void add_calibrate(CLI::App& root, Action& action) {
-  auto [cmd, flags] = add_command<CalibrateFlags>(root, action, "calibrate", kHelp, run_calibrate);
+  auto [cmd, flags] =
+      add_command<CalibrateFlags>(root, action, "calibrate", kCalibrateHelp, run_calibrate);
   flags->app = cmd;
   cmd->add_option("logs", flags->r.logs,
                   "benchmark logs (OSU '# Size Avg Latency(us)' or nccl-tests); several logs "

@@ -12,7 +12,7 @@ struct PredictOptions {
   bool json = false;
 };
 
-constexpr const char* kHelp =
+constexpr const char* kPredictHelp =
     "Predict iteration time, throughput, scaling and the bottleneck of synchronous\n"
     "data-parallel SGD from a network definition and hardware, without a trace.\n"
     "Example: dagsgd predict --network resnet50 --batch 64 --gpu v100 --nodes 8 \\\n"
@@ -40,7 +40,8 @@ int run_predict(const PredictOptions& o) {
 }  // namespace
 
 void add_predict(CLI::App& root, Action& action) {
-  auto [sub, opts] = add_command<PredictOptions>(root, action, "predict", kHelp, run_predict);
+  auto [sub, opts] =
+      add_command<PredictOptions>(root, action, "predict", kPredictHelp, run_predict);
   add_scenario_flags(*sub, opts->scenario, ScenarioUse::kPredict);
   sub->add_flag("--json", opts->json, "Print one JSON object instead of text");
 }

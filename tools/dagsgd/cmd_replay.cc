@@ -69,7 +69,7 @@ model::Expected<sim::ReplayOptions> target_options(const ReplayFlags& o,
   return sim::replay_target(w.dag(), spec, o.target.exchange, *catalogs, !laid_out);
 }
 
-constexpr const char* kHelp =
+constexpr const char* kReplayHelp =
     "Simulate a traced run with its measured compute and modeled (or measured)\n"
     "communication; print predicted vs measured iteration time and the error.\n"
     "Example: dagsgd replay runs/mlp-wfbp --json --timeline sim.json\n"
@@ -109,7 +109,7 @@ int run_replay(const ReplayFlags& o) {
 }  // namespace
 
 void add_replay(CLI::App& root, Action& action) {
-  auto [sub, o] = add_command<ReplayFlags>(root, action, "replay", kHelp, run_replay);
+  auto [sub, o] = add_command<ReplayFlags>(root, action, "replay", kReplayHelp, run_replay);
   add_trace_inputs(*sub, o->inputs);
   add_scenario_flags(*sub, o->target, ScenarioUse::kReplay);
   sub->add_option("--comm", o->comm,

@@ -23,7 +23,7 @@ struct ShowOptions {
 
 struct ListOptions {};
 
-constexpr const char* kHelp =
+constexpr const char* kTopologyHelp =
     "Node types (one server: GPUs, PCIe switches, CPU sockets, NICs, NVLink/NVSwitch) and the\n"
     "clusters they form. Run 'dagsgd topology show dgx1-v100' or 'dagsgd topology list'.";
 
@@ -68,7 +68,7 @@ int run_list(const ListOptions&) {
 }  // namespace
 
 void add_topology(CLI::App& root, Action& action) {
-  CLI::App* topology = root.add_subcommand("topology", kHelp);
+  CLI::App* topology = root.add_subcommand("topology", kTopologyHelp);
   topology->require_subcommand(1);
   auto [show, o] = add_command<ShowOptions>(*topology, action, "show", kShowHelp, run_show);
   show->add_option("NODE_TYPE", o->node_type,

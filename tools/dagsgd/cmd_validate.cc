@@ -106,7 +106,7 @@ int run_validate(const ValidateFlags& flags) {
   return rep.problems.empty() ? kExitOk : kExitFailure;
 }
 
-constexpr const char* kHelp =
+constexpr const char* kValidateHelp =
     "Train on the emulated cluster (tools/emucluster; needs root) under several shaped "
     "fabrics, predict each run from a trace taken on another fabric with `dagsgd replay`, and "
     "print the error table (docs/validation.md)";
@@ -114,7 +114,7 @@ constexpr const char* kHelp =
 }  // namespace
 
 void add_validate(CLI::App& root, Action& action) {
-  auto [cmd, f] = add_command<ValidateFlags>(root, action, "validate", kHelp, run_validate);
+  auto [cmd, f] = add_command<ValidateFlags>(root, action, "validate", kValidateHelp, run_validate);
   f->app = cmd;
   f->run.out = "validation";
   cmd->add_option("--profiles", f->names.profiles, "fabric profiles (emu-600m,emu-250m,emu-100m)")

@@ -104,7 +104,7 @@ int prepare_output(const WhatifOptions& o, const sim::Sweep& sweep, reports::Plo
   return kExitOk;
 }
 
-constexpr const char* kHelp =
+constexpr const char* kWhatifHelp =
     "Sweep one workload across fabrics, GPU counts and communication strategies and write\n"
     "a report (report.html, report.md, results.csv, results.json, timelines/) to --out.\n"
     "Every combination of the list options is one scenario. Under mpirun the scenarios are\n"
@@ -163,7 +163,7 @@ int run_whatif(const WhatifOptions& o) {
 }  // namespace
 
 void add_whatif(CLI::App& root, Action& action) {
-  auto [sub, opts] = add_command<WhatifOptions>(root, action, "whatif", kHelp, run_whatif);
+  auto [sub, opts] = add_command<WhatifOptions>(root, action, "whatif", kWhatifHelp, run_whatif);
   sub->add_option("run", opts->run,
                   "A traced run directory (dagsgd train/collect --trace, or Kineto traces) to "
                   "replay on each fabric, instead of --network");

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <utility>
 
+#include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/units.h"
 
@@ -103,8 +104,7 @@ using Json = nlohmann::json;
 using model::Error;
 using model::Expected;
 
-constexpr std::int64_t kMaxRanks = std::int64_t{1} << 20;  // as many as the cost models take
-constexpr double kMaxSeconds = 1e6;                        // kMaxDuration in seconds
+constexpr double kMaxSeconds = 1e6;  // kMaxDuration in seconds
 
 std::string type_of(const Json& j) {
   if (j.is_number_integer()) return "an integer";
@@ -230,7 +230,7 @@ Expected<RunManifest> parse_manifest(const Json& j) {
   m.command = std::move(*command);
   const Json* ranks = f.find("ranks");
   if (ranks == nullptr) return Error{"missing 'ranks'"};
-  auto r = f.integer(*ranks, "'ranks'", 1, kMaxRanks);
+  auto r = f.integer(*ranks, "'ranks'", 1, model::kMaxWorkers);
   DAGSGD_TRY(r);
   m.ranks = static_cast<int>(*r);
   const auto per_rank = static_cast<std::size_t>(m.ranks);
@@ -247,7 +247,7 @@ Expected<RunManifest> parse_manifest(const Json& j) {
   if (const Json* cpus = f.find("cpus")) {
     if (!cpus->is_array()) return Error{"'cpus' must be a list of integers, got " + shown(*cpus)};
     for (std::size_t i = 0; i < cpus->size(); ++i) {
-      auto c = f.integer((*cpus)[i], "'cpus'[" + std::to_string(i) + "]", 1, kMaxRanks);
+      auto c = f.integer((*cpus)[i], "'cpus'[" + std::to_string(i) + "]", 1, model::kMaxWorkers);
       DAGSGD_TRY(c);
       m.cpus.push_back(static_cast<int>(*c));
     }

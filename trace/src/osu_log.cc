@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/io.h"
 #include "log_text.h"
 
@@ -45,7 +46,6 @@ enum class Table { kNone, kOsu, kNccl };
 // kMaxDuration (1e12 us), at most 2^20 ranks.
 constexpr std::int64_t kMaxBytes = 1'000'000'000'000'000;
 constexpr double kMaxLatencyUs = 1e12;
-constexpr std::int64_t kMaxRanks = std::int64_t{1} << 20;
 
 }  // namespace
 
@@ -111,9 +111,10 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
       std::string size_tok = toks[0];
       if (const auto comma = size_tok.find(','); comma != std::string::npos) {
         std::int64_t ranks = 0;
-        if (!parse_int(size_tok.substr(0, comma), ranks) || ranks < 1 || ranks > kMaxRanks) {
+        if (!parse_int(size_tok.substr(0, comma), ranks) || ranks < 1 ||
+            ranks > model::kMaxWorkers) {
           return fail("bad rank prefix in '" + shown(toks[0]) + "' (ranks from 1 to " +
-                      std::to_string(kMaxRanks) + ")");
+                      std::to_string(model::kMaxWorkers) + ")");
         }
         if (log.ranks && *log.ranks != ranks) {
           return fail("rank prefix " + std::to_string(ranks) + " differs from " +
@@ -178,9 +179,10 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
                  "time') table header"};
   }
   if (log.points.empty()) return Error{"log '" + where + "': the table has no rows"};
-  if (nccl_rank_lines > kMaxRanks) {
+  if (nccl_rank_lines > model::kMaxWorkers) {
     return Error{"log '" + where + "': " + std::to_string(nccl_rank_lines) +
-                 " rank device lines: out of range (at most " + std::to_string(kMaxRanks) + ")"};
+                 " rank device lines: out of range (at most " + std::to_string(model::kMaxWorkers) +
+                 ")"};
   }
   if (table == Table::kNccl && nccl_rank_lines > 0) log.ranks = nccl_rank_lines;
   return log;
