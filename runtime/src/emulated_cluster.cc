@@ -127,7 +127,7 @@ model::Expected<void> find_tools(ExperimentSettings& s) {
 
 model::Expected<ExperimentGrid> resolve_experiments(ExperimentNames n, ExperimentSettings& s) {
   if (n.quick) {
-    n.profiles = {"emu-600m", "emu-100m"};
+    n.profiles = {"emu-600m", "emu-250m"};
     n.ranks = {2};
     n.overlaps = {"wfbp"};
     n.models = {"mlp-wide"};

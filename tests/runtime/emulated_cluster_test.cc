@@ -57,7 +57,7 @@ TEST(EmulatedCluster, QuickGridAndTheOrderOfRuns) {
   const auto runs = g->runs();
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].id(), "emu-600m_p2_wfbp_mlp-wide");
-  EXPECT_EQ(runs[1].id(), "emu-100m_p2_wfbp_mlp-wide");
+  EXPECT_EQ(runs[1].id(), "emu-250m_p2_wfbp_mlp-wide");
 
   // The full default grid: per model, rank count and overlap, every profile in a row.
   s = settings();

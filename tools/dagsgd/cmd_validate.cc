@@ -151,7 +151,7 @@ void add_validate(CLI::App& root, Action& action) {
                 "reuse run directories and benchmark logs already in --out and measure only the "
                 "runs it lacks; without grid flags, the grid recorded in OUT/grid.json");
   cmd->add_flag("--quick", f->names.quick,
-                "the short CI version: emu-600m and emu-100m, 2 ranks, wfbp, mlp-wide, 15 "
+                "the short CI version: emu-600m and emu-250m, 2 ranks, wfbp, mlp-wide, 15 "
                 "iterations");
 }
 

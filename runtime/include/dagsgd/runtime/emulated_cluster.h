@@ -73,7 +73,7 @@ struct ExperimentNames {
   std::vector<int> ranks{2, 4};
   std::vector<std::string> overlaps{"none", "wfbp"};
   std::vector<std::string> models{"cnn", "mlp-wide"};
-  // The short CI version: emu-600m and emu-100m, 2 ranks, wfbp, mlp-wide, 15 iterations (3 of
+  // The short CI version: emu-600m and emu-250m, 2 ranks, wfbp, mlp-wide, 15 iterations (3 of
   // them warm-up); replaces the lists above and the settings' iterations.
   bool quick = false;
 };
