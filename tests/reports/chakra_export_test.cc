@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/temp.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/trace/manifest.h"
 
@@ -32,9 +33,7 @@ Built build(const std::vector<std::string>& files) {
 // A two-rank `dagsgd train` run written by hand: two iterations, each with two gradient groups
 // (a 4000-byte and a 1000-byte allreduce) issued during backward and awaited before the update.
 std::string train_run() {
-  const auto dir = std::filesystem::temp_directory_path() / "dagsgd-chakra-train";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const std::filesystem::path dir = dagsgd::testing::fresh_test_dir("dagsgd-chakra-train");
   trace::RunManifest m;
   m.kind = "train";
   m.ranks = 2;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/temp.h"
 #include "dagsgd/model/io.h"
 
 namespace dagsgd::trace {
@@ -180,9 +181,7 @@ namespace {
 // gradient group; rank 1 issues its collective 30 us after rank 0 and observes its completion
 // `tail` us after rank 0 does (Open MPI's reduce + broadcast: the root is done first).
 std::string ssgd_run(long tail = 0) {
-  std::string dir = (std::filesystem::temp_directory_path() / "dagsgd-dag-ssgd").string();
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  std::string dir = dagsgd::testing::fresh_test_dir("dagsgd-dag-ssgd");
   RunManifest m;
   m.kind = "train";
   m.ranks = 2;
