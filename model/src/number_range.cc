@@ -45,4 +45,11 @@ NumberRange worker_count_range() {
                       " (2^20, the most workers the cost models take)"};
 }
 
+NumberRange whole_number_range(long min, long max) {
+  return {.min = static_cast<double>(min),
+          .max = static_cast<double>(max),
+          .whole = true,
+          .expected = "a whole number from " + std::to_string(min) + " to " + std::to_string(max)};
+}
+
 }  // namespace dagsgd::model

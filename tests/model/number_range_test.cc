@@ -28,6 +28,9 @@ TEST(NumberRange, SaysWhatWasExpectedAndWhatCame) {
   EXPECT_EQ(r.error().message,
             "must be a whole number from 1 to 1048576 (2^20, the most workers the cost models "
             "take), got '1.5'");
+  EXPECT_EQ(parse_number("0", whole_number_range(1, 65536)).error().message,
+            "must be a whole number from 1 to 65536, got '0'");
+  EXPECT_EQ(*parse_number("65536", whole_number_range(1, 65536)), 65536.0);
   NumberRange custom{.min = 2, .max = 4, .expected = "2, 3 or 4"};
   custom.whole = true;
   EXPECT_EQ(parse_number("5", custom).error().message, "must be 2, 3 or 4, got '5'");

@@ -166,6 +166,13 @@ TEST(PredictCli, HostileNumbersExitTwoNamingTheFlagOrField) {
            Case{"--network alexnet --nodes 0", "--nodes"},
            Case{"--network alexnet --gpus-per-node 2147483647", "--gpus-per-node"},
            Case{"--network alexnet --gpus-per-node 0", "--gpus-per-node"},
+           // Counts say their range, also where CLI11 would only say "Could not convert".
+           Case{"--network alexnet --batch -1",
+                "--batch: must be a whole number from 1 to 2147483647, got '-1'"},
+           Case{"--network alexnet --batch 1e3", "--batch: must be a whole number"},
+           Case{"--network alexnet --nodes 2.0", "--nodes: must be a whole number"},
+           Case{"--network alexnet --iterations 1",
+                "--iterations: must be a whole number from 2 to 1000, got '1'"},
            Case{"--network alexnet --nodes 4 --inter slow --fabric-file " + fabric,
                 "gbps' must be from 1e-06"},
            // 800,000 workers: more tasks than dagsgd simulates.

@@ -108,7 +108,7 @@ void add_calibrate(CLI::App& root, Action& action) {
   cmd->add_option("--ranks-per-node", flags->r.ranks_per_node,
                   "with --stack: the benchmark's ranks per node (default 1: every rank on its "
                   "own node; equal to the rank count: one node)")
-      ->check(CLI::PositiveNumber);
+      ->check(worker_count());
   cmd->add_option("--call", flags->r.call,
                   "with --stack: the call the benchmark timed: allreduce (OSU osu_allreduce, "
                   "nccl-tests; default), iallreduce, iallreduce_in_place");

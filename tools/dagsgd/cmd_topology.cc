@@ -76,7 +76,7 @@ void add_topology(CLI::App& root, Action& action) {
                    "docs/topology.md)")
       ->required();
   show->add_option("--nodes", o->nodes, "Nodes in the cluster")
-      ->check(CLI::Range(1, 1 << 20))
+      ->check(worker_count())
       ->capture_default_str();
   show->add_option("--cluster-network", o->network,
                    "How nodes are joined: single-switch, fat-tree:OVERSUB[:NODES_PER_LEAF] or "

@@ -126,15 +126,16 @@ void add_validate(CLI::App& root, Action& action) {
                   "fc-wide (cnn,mlp-wide)")
       ->delimiter(',');
   cmd->add_option("--ranks-per-host", f->run.ranks_per_host, "MPI ranks per emulated host (1)")
-      ->check(CLI::PositiveNumber);
+      ->check(worker_count());
   cmd->add_option("--iterations", f->run.iterations, "training iterations per run (20)")
-      ->check(CLI::Range(3, 100000));
+      ->check(whole_number(3, 100000));
   cmd->add_option("--warmup", f->run.warmup, "leading iterations left out of the mean (4)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--batch", f->run.batch, "mini-batch per rank (64)")->check(CLI::PositiveNumber);
+      ->check(whole_number(0, 100000));
+  cmd->add_option("--batch", f->run.batch, "mini-batch per rank (64)")
+      ->check(whole_number(1, 65536));  // what `dagsgd train --batch` takes
   cmd->add_option("--bench-iterations", f->run.bench_iterations,
                   "micro-benchmark iterations per size (10)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, 1000000));  // what dagsgd-allreduce-bench takes
   cmd->add_option("--out", f->run.out, "output directory (validation)");
   cmd->add_option("--profiles-file", f->run.profiles_file,
                   "profile data (datasets/hardware/emucluster_profiles.json)");

@@ -66,11 +66,18 @@ bool embedded() { return t_out != nullptr; }
 
 namespace {
 
-// A check that `range` (model::parse_number) decides; `name` is what --help shows.
+// A check that `range` (model::parse_number) decides; `name` is what --help shows. A whole
+// number must be written as digits ("1e3" and "64.0" are refused here, with the range, rather
+// than by CLI11's integer conversion, which says only "Could not convert").
 CLI::Validator number_in(const model::NumberRange& range, const std::string& name) {
   return {[range](std::string& text) -> std::string {
             auto v = model::parse_number(text, range);
-            return v ? std::string() : v.error().message;
+            if (!v) return v.error().message;
+            const bool digits =
+                text.find_first_not_of("0123456789", text[0] == '-' || text[0] == '+' ? 1 : 0) ==
+                std::string::npos;
+            if (range.whole && !digits) return "must be " + range.expected + ", got '" + text + "'";
+            return std::string();
           },
           name};
 }
@@ -86,6 +93,11 @@ CLI::Validator duration_seconds(bool zero_allowed) {
 CLI::Validator fraction() { return number_in(model::fraction_range(), "0..1"); }
 
 CLI::Validator worker_count() { return number_in(model::worker_count_range(), "1..2^20"); }
+
+CLI::Validator whole_number(long min, long max) {
+  return number_in(model::whole_number_range(min, max),
+                   std::to_string(min) + ".." + std::to_string(max));
+}
 
 int prepare_outputs(const std::string& dir, const std::vector<std::string>& files, bool force,
                     std::vector<std::filesystem::path>* created) {

@@ -39,6 +39,9 @@ CLI::Validator positive_finite();
 CLI::Validator duration_seconds(bool zero_allowed);
 CLI::Validator fraction();
 CLI::Validator worker_count();
+// A whole number from `min` to `max` (CLI11's own number checks print ranges as 1.79e308-digit
+// numbers and refuse "1e3" without saying why).
+CLI::Validator whole_number(long min, long max);
 // Before a command writes `files` (paths below `dir`): refuses a folder that is not one and,
 // unless `force`, a file that exists (a dangling link too), then creates `dir` and the folders
 // the files go in, adding those it made to `created` (innermost first: a failed command removes

@@ -1,6 +1,8 @@
 // The scenario flags (scenario_options.h): one declaration and one help text per flag.
 #include "scenario_options.h"
 
+#include <limits>
+
 #include "command.h"
 
 namespace dagsgd::tools {
@@ -19,7 +21,7 @@ void add_network_flags(CLI::App& app, sim::NetworkSpec& n, ScenarioUse use) {
   if (use == ScenarioUse::kPredict) network->required();
   app.add_option("--batch", n.batch,
                  "Samples per GPU per iteration (a traced run: per rank; default: its manifest)")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1, std::numeric_limits<int>::max()))
       ->capture_default_str();
   app.add_option("--gpu", n.gpu, "GPU (or CPU node) from the catalog: k80, p100, v100, a100, ...")
       ->capture_default_str();
@@ -38,7 +40,7 @@ void add_network_flags(CLI::App& app, sim::NetworkSpec& n, ScenarioUse use) {
   app.add_option("--io-time", n.io_time_s, "Seconds to read one batch into host memory")
       ->check(duration_seconds(true));
   app.add_option("--iterations", n.iterations, "Iterations to simulate (the last is reported)")
-      ->check(CLI::Range(2, 1000))
+      ->check(whole_number(2, 1000))
       ->capture_default_str();
 }
 

@@ -31,5 +31,7 @@ NumberRange duration_seconds_range(bool zero_allowed);
 NumberRange fraction_range();
 // A count of nodes, GPUs or ranks: 1 to kMaxWorkers, what the cost models take.
 NumberRange worker_count_range();
+// A whole number from `min` to `max`, both included.
+NumberRange whole_number_range(long min, long max);
 
 }  // namespace dagsgd::model
