@@ -29,7 +29,7 @@ def load(path):
 
 
 # The modes of `dagsgd validate`, in table order, with their labels.
-MODES = {"profile": "(a)", "calibrated": "(b)", "transfer": "(c)"}
+MODES = {"profile": "(a)", "calibrated": "(b)", "transfer": "(c)", "stack": "(d)"}
 
 
 def pct(x):

@@ -23,6 +23,7 @@ std::string mode_label(const std::string& mode) {
   if (mode == "profile") return "(a)";
   if (mode == "calibrated") return "(b)";
   if (mode == "transfer") return "(c)";
+  if (mode == "stack") return "(d)";
   return "(" + mode + ")";
 }
 

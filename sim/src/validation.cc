@@ -79,6 +79,9 @@ std::vector<TargetFabric> ValidationTargets::of(const MeasuredRun& source,
       it != transfer_stacks.end()) {
     out.push_back({"transfer", profile_fabrics, spec, it->second});
   }
+  // Mode (d): the target's spec as in (a), with the software stack as bundled (its constants from
+  // library source and other clusters' micro-benchmarks): nothing run on either fabric.
+  if (cluster_stack) out.push_back({"stack", profile_fabrics, spec, cluster_stack});
   return out;
 }
 

@@ -199,26 +199,36 @@ TEST(TransferMpi, ValidatorPredictsEachTargetWithTheSourceStack) {
     };
     auto predictions = validator.predict_all(runs, targets, keep, problems);
     ASSERT_TRUE(problems.empty()) << problems.front();
-    ASSERT_EQ(predictions.size(), 6u);  // 2 directions x 3 modes
-    EXPECT_EQ(kept, 6);
-    for (std::size_t i = 0; i < predictions.size(); i += 3) {
+    ASSERT_EQ(predictions.size(), 8u);  // 2 directions x 4 modes
+    EXPECT_EQ(kept, 8);
+    for (std::size_t i = 0; i < predictions.size(); i += 4) {
       const auto& a = predictions[i];
       const auto& c = predictions[i + 2];
+      const auto& d = predictions[i + 3];
       EXPECT_EQ(a.mode, "profile");
       EXPECT_EQ(predictions[i + 1].mode, "calibrated");
       EXPECT_EQ(c.mode, "transfer");
+      EXPECT_EQ(d.mode, "stack");
       EXPECT_EQ(c.source, a.source);
       EXPECT_EQ(c.target, a.target);
+      EXPECT_EQ(d.target, a.target);
       ASSERT_TRUE(c.ok) << c.failure;
+      ASSERT_TRUE(d.ok) << d.failure;
       EXPECT_GT(c.predicted_s, 0);
       // The stack prices the collectives (Open MPI's in-place binomial reduce + broadcast and
       // the fitted per-message cost), not the bare link's formula: another prediction.
       EXPECT_GT(std::abs(c.predicted_s - a.predicted_s), 1e-3 * a.predicted_s);
+      // Mode (d) lays the collectives out as the stack does, with its bundled constants: not
+      // the bare link's formula either, and not the source's fit.
+      EXPECT_GT(std::abs(d.predicted_s - a.predicted_s), 1e-3 * a.predicted_s);
+      EXPECT_GT(std::abs(d.predicted_s - c.predicted_s), 1e-6 * c.predicted_s);
     }
     const auto summary = sim::summarize(predictions);
     ASSERT_TRUE(summary.count("transfer"));
     EXPECT_EQ(summary.at("transfer").predictions, 2);
     EXPECT_EQ(summary.at("transfer").failed, 0);
+    ASSERT_TRUE(summary.count("stack"));
+    EXPECT_EQ(summary.at("stack").predictions, 2);
 
     dagsgd::reports::ValidationReport rep;
     rep.measured = runs;
@@ -226,6 +236,8 @@ TEST(TransferMpi, ValidatorPredictsEachTargetWithTheSourceStack) {
     const std::string table = dagsgd::reports::validation_table(rep);
     EXPECT_NE(table.find("pred(c)_s"), std::string::npos) << table;
     EXPECT_NE(table.find("mode transfer   (c): 2 predictions"), std::string::npos) << table;
+    EXPECT_NE(table.find("pred(d)_s"), std::string::npos) << table;
+    EXPECT_NE(table.find("mode stack      (d): 2 predictions"), std::string::npos) << table;
     auto json = nlohmann::json::parse(dagsgd::reports::validation_json(rep));
     EXPECT_EQ(json["summary"]["transfer"]["predictions"], 2);
   }

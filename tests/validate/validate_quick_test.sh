@@ -31,9 +31,10 @@ measured = [m for m in doc["measured"] if "mean_iteration_s" in m]
 assert len(measured) == 2, f"expected 2 measured runs, got {doc['measured']}"
 preds = [p for p in doc["predictions"] if "predicted_iteration_s" in p]
 modes = sorted({p["mode"] for p in preds})
-assert modes == ["calibrated", "profile", "transfer"], f"predictions in 3 modes expected, got {modes}"
-assert len(preds) == 6, f"expected 6 predictions (2 directions x 3 modes), got {len(preds)}"
+assert modes == ["calibrated", "profile", "stack", "transfer"], f"predictions in 4 modes expected, got {modes}"
+assert len(preds) == 8, f"expected 8 predictions (2 directions x 4 modes), got {len(preds)}"
 assert doc["summary"]["transfer"]["predictions"] == 2, doc["summary"]
+assert doc["summary"]["stack"]["predictions"] == 2, doc["summary"]
 for p in preds:
     assert p["source"] != p["target"] and p["predicted_iteration_s"] > 0, p
 # Mode (b) prices the collectives from the target's measured latencies (average and slowest
@@ -53,7 +54,7 @@ stacks = sorted(glob.glob(os.path.join(out, "fabrics", "*-stack.json")))
 assert len(stacks) == 2, stacks
 for f in stacks:
     assert json.load(open(f))["schema"] == "dagsgd-stack/1", f
-print("ok: validation.json has 2 measurements and 6 cross-fabric predictions")
+print("ok: validation.json has 2 measurements and 8 cross-fabric predictions")
 PY
 # --reuse without grid flags re-predicts the grid the directory records (grid.json) instead of
 # measuring the default grid's runs; a second validate on a directory in use is refused.

@@ -36,9 +36,9 @@ struct MeasuredRun {
 
 // What a prediction knows of the target fabric: a catalog entry (e.g. the profile's rate and
 // latency, mode (a), or a fit of a micro-benchmark run there, mode (b)), and for mode (c) the
-// software stack calibrated on the source's fabric.
+// software stack calibrated on the source's fabric, for mode (d) the stack as bundled.
 struct TargetFabric {
-  std::string mode;         // "profile", "calibrated", "transfer"
+  std::string mode;         // "profile", "calibrated", "transfer", "stack"
   std::string fabric_file;  // holds the entry
   std::string fabric_name;
   // The software stack the prediction assumes (none: the fabric entry alone): mode (c)'s stack
@@ -61,14 +61,16 @@ struct ValidationPrediction {
 
 // The fabric entries a run can be predicted onto: its profile's (mode (a), written by
 // runtime::write_profile_fabrics), where the micro-benchmark ran on the target a fit of it
-// (mode (b)), and where it ran on the source the target's profile entry with the stack fitted
-// on the source (mode (c), "transfer").
+// (mode (b)), where it ran on the source the target's profile entry with the stack fitted
+// on the source (mode (c), "transfer"), and the target's profile entry with the runs' stack as
+// bundled, nothing fitted (mode (d), "stack").
 struct ValidationTargets {
   std::string profile_fabrics;                    // the file with every "<profile>-profile"
   std::map<std::string, std::string> calibrated;  // "<profile>_p<ranks>" -> its fabric file
   // The software stack the runs used (a bundled name or a file; validate gives the emulated
-  // cluster's Open MPI): mode (c) fits it on each source, and with mode (b)'s measured curves
-  // it decides the collectives' transfers on the flow-level tier. Empty: modes (a), (b) only.
+  // cluster's Open MPI): mode (c) fits it on each source, mode (d) takes it as it is, and with
+  // mode (b)'s measured curves it decides the collectives' transfers on the flow-level tier.
+  // Empty: modes (a), (b) only.
   std::string stack;
   std::shared_ptr<const model::StackSpec> cluster_stack;  // `stack` as calibrate() loaded it
   // Mode (c): "<profile>_p<ranks>" -> the stack fitted there (its file, and as loaded from it).
