@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests tools/emucluster on the real kernel: rank placement on hosts, shaped links, exit status
 # passed through, and that every namespace is gone after success, failure and SIGTERM.
-# Exits 77 (ctest SKIP) when the machine cannot run the cluster (not root, no netns/veth/tbf).
+# Exits 77 (ctest SKIP) when the machine cannot run the cluster (not root, no netns/veth/htb).
 set -uo pipefail
 EMU="${1:?usage: emucluster_test.sh TOOLS/emucluster}"
 # shellcheck source=tests/validate/common.sh
@@ -17,9 +17,17 @@ trap 'rm -rf "$tmp"' EXIT
 rc=$?
 check "run exits 0" test "$rc" -eq 0
 sort "$tmp/out" >"$tmp/sorted"
-printf '%s\n' "0 emuh0 10.213.0.1/24 tbf" "1 emuh0 10.213.0.1/24 tbf" \
-  "2 emuh1 10.213.0.2/24 tbf" "3 emuh1 10.213.0.2/24 tbf" >"$tmp/want"
-check "ranks placed two per host, links shaped with tbf" diff "$tmp/want" "$tmp/sorted"
+printf '%s\n' "0 emuh0 10.213.0.1/24 htb" "1 emuh0 10.213.0.1/24 htb" \
+  "2 emuh1 10.213.0.2/24 htb" "3 emuh1 10.213.0.2/24 htb" >"$tmp/want"
+check "ranks placed two per host, links shaped with htb" diff "$tmp/want" "$tmp/sorted"
+p="$(prefix_of "$tmp/err")"
+check "namespaces of $p removed after success" no_namespaces "$p"
+# One htb class at the profile's rate with a bucket of at most 16 KiB (1 ms at 100 Mbit/s is
+# less): no large burst after an idle spell, which tbf's 128 KiB bucket gave.
+"$EMU" run --hosts 1 --profile emu-100m -- tc class show dev eth0 >"$tmp/class" 2>"$tmp/err"
+check "one class at 100 Mbit/s, rate = ceil" grep -q "rate 100Mbit ceil 100Mbit" "$tmp/class"
+burst="$(grep -o ' burst [0-9]*b' "$tmp/class" | head -1 | tr -dc 0-9)"
+check "bucket at most 16 KiB (got '$burst' bytes)" test "${burst:-999999}" -le 16384
 p="$(prefix_of "$tmp/err")"
 check "prefix reported" test -n "$p"
 check "namespaces of $p removed after success" no_namespaces "$p"

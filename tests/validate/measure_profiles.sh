@@ -97,7 +97,7 @@ emit pingpong_4b_mean_us "$(column "$out/latency_pingpong.log" 4 3)" "us round t
 emit pingpong_64kib_median_us "$(column "$out/latency_pingpong.log" 65536 2)" "us round trip"
 
 # Raw TCP between 2 hosts, both directions at once (as a 2-rank allreduce exchanges): what the
-# tbf-shaped link and the kernel's TCP deliver without MPI. mpirun may join the two ranks'
+# shaped link and the kernel's TCP deliver without MPI. mpirun may join the two ranks'
 # lines, so the figures are found by pattern.
 cat >"$out/tcp_exchange.py" <<'PY'
 import os, socket, sys, threading, time

@@ -5,7 +5,7 @@
 # scheduler tick. Checks --report-bindings and the kernel's affinity of every rank, for 2 hosts
 # and for 2 hosts x 2 ranks, that a ping-pong between two hosts is out of the tick regime, and
 # that every run's namespaces are gone afterwards.
-# Exits 77 (ctest SKIP) when the machine cannot run the cluster (not root, no netns/veth/tbf).
+# Exits 77 (ctest SKIP) when the machine cannot run the cluster (not root, no netns/veth/htb).
 set -uo pipefail
 EMU="${1:?usage: placement_test.sh TOOLS/emucluster dagsgd-pingpong-bench}"
 PINGPONG="${2:?usage: placement_test.sh TOOLS/emucluster dagsgd-pingpong-bench}"
