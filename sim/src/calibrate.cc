@@ -205,7 +205,22 @@ Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
                                                settings.nominal_bytes_per_s);
   if (!fabric) return model::with_context(where_of(logs), fabric.error());
   out.fabric = std::move(*fabric);
-  if (settings.keep_measured) out.fabric.measured_allreduce = measured_curves(logs);
+  if (settings.keep_measured) {
+    out.fabric.measured_allreduce = measured_curves(logs);
+    // A formula fit above the stated line rate says the library does not run that formula's
+    // algorithm (or the link passed a burst), not that the wire is faster. With the curves
+    // kept they price each collective, and the line rate is what collectives in flight share
+    // (model::link_capacity), so it stays as stated and the formula's bandwidth is capped at it.
+    const double line = settings.nominal_bytes_per_s;
+    if (line > 0 && out.fabric.achievable_bandwidth > line) {
+      out.capped_bandwidth = out.fabric.achievable_bandwidth;
+      out.fabric.source += "; the fit's " +
+                           model::fmt("%.4g", out.fabric.achievable_bandwidth * 8 / 1e9) +
+                           " Gbit/s capped at the stated line rate";
+      out.fabric.achievable_bandwidth = line;
+      out.fabric.nominal_bandwidth = line;
+    }
+  }
   return out;
 }
 

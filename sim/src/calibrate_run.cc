@@ -172,10 +172,14 @@ Expected<LogCalibration> fit_fabric(const CalibrationRequest& r,
   if (!c) return c.error();
   const double gbps = c->fit.bandwidth() / (1e9 / 8);
   if (r.nominal_gbps > 0 && gbps > r.nominal_gbps) {
-    notes.push_back("warning: fitted bandwidth " + model::fmt("%.3g", gbps) + " Gbit/s exceeds " +
-                    r.names.nominal + " " + model::fmt("%.3g", r.nominal_gbps) +
-                    "; the entry uses the fit as nominal (does the log match " + r.names.algorithm +
-                    "?)");
+    notes.push_back(
+        "warning: fitted bandwidth " + model::fmt("%.3g", gbps) + " Gbit/s exceeds " +
+        r.names.nominal + " " + model::fmt("%.3g", r.nominal_gbps) +
+        (c->capped_bandwidth > 0
+             ? "; the entry keeps it as the line rate and caps the fitted bandwidth there (its "
+               "measured curves price the collectives)"
+             : "; the entry uses the fit as nominal") +
+        " (does the log match " + r.names.algorithm + "?)");
   }
   return c;
 }

@@ -85,6 +85,40 @@ TEST(Calibrate, JsonOutput) {
   EXPECT_EQ(j["fabric"]["name"], "allreduce2");
 }
 
+// A formula fit above the stated line rate: with the curves kept (they price collectives, the line
+// rate is what collectives in flight share) the line rate stays and the fit is capped at it;
+// without curves the fit becomes the line rate, as before.
+TEST(Calibrate, ALineRateBelowTheFitStaysWhenTheCurvesAreKept) {
+  const std::string base = temp_dir() + "/capped";
+  for (const bool curves : {true, false}) {
+    SCOPED_TRACE(curves ? "curves kept" : "--no-measured");
+    const std::string out = base + (curves ? "-curves.json" : "-formula.json");
+    std::remove(out.c_str());
+    CliResult r = run("calibrate " + kBcaffe + "allreduce4.log --ranks 4 --name slow" +
+                      " --nominal-gbps 0.5 --out " + out + (curves ? "" : " --no-measured"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_TRUE(contains(r.out, "exceeds --nominal-gbps 0.5")) << r.out;
+    EXPECT_TRUE(contains(r.out, curves ? "keeps it as the line rate" : "uses the fit as nominal"))
+        << r.out;
+    auto catalog = dagsgd::model::HardwareCatalog::load_default();
+    ASSERT_TRUE(catalog.ok());
+    auto added = catalog->add_fabric_file(out);
+    ASSERT_TRUE(added.ok()) << added.error().message;
+    auto slow = catalog->fabric("slow");
+    ASSERT_TRUE(slow.ok());
+    if (curves) {
+      EXPECT_DOUBLE_EQ(slow->nominal_bandwidth, 0.5e9 / 8);
+      EXPECT_DOUBLE_EQ(slow->achievable_bandwidth, 0.5e9 / 8);
+      EXPECT_DOUBLE_EQ(dagsgd::model::link_capacity(*slow), 0.5e9 / 8);
+      EXPECT_TRUE(contains(slow->source, "capped at the stated line rate")) << slow->source;
+    } else {
+      EXPECT_GT(slow->nominal_bandwidth, 0.5e9 / 8);
+      EXPECT_DOUBLE_EQ(slow->nominal_bandwidth, slow->achievable_bandwidth);
+    }
+    std::remove(out.c_str());
+  }
+}
+
 TEST(Calibrate, OutWritesALoadableFabricAndRefusesToOverwrite) {
   const std::string out = temp_dir() + "/fit.json";
   std::remove(out.c_str());

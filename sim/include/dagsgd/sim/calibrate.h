@@ -48,9 +48,11 @@ struct EntrySettings {
   std::string name;                // "" = the logs' file stems joined by '+'
   std::string description;         // what the link is; what was fitted is appended
   std::string scope = "inter";     // intra, inter, both
-  double nominal_bytes_per_s = 0;  // the line rate; 0 = the fitted bandwidth
-  bool keep_measured = true;       // keep the logs' curves in the entry
-  std::string command;             // what reproduces the fit, for the entry's source
+  // The line rate; 0 = the fitted bandwidth. A fit above it: with the curves kept, the entry keeps
+  // this line rate and caps the fitted bandwidth at it; without, the fit becomes the line rate.
+  double nominal_bytes_per_s = 0;
+  bool keep_measured = true;  // keep the logs' curves in the entry
+  std::string command;        // what reproduces the fit, for the entry's source
 };
 
 struct LogCalibration {
@@ -60,6 +62,9 @@ struct LogCalibration {
   std::string sizes;       // "266 sizes of 'a.log' (p=2), ..."
   std::string benchmark;   // the first log's benchmark name (or format)
   bool max = false;        // fitted to the slowest rank's latencies
+  // The fit's bandwidth (bytes/s) when it exceeded the stated line rate and the entry, which
+  // keeps the curves, caps it there; 0 otherwise.
+  double capped_bandwidth = 0;
 };
 
 // Fits the link to every log together (their rank counts known) and makes the entry.
