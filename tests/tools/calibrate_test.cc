@@ -85,6 +85,16 @@ TEST(Calibrate, JsonOutput) {
   EXPECT_EQ(j["fabric"]["name"], "allreduce2");
 }
 
+// The fabric `name` of the file `path` `dagsgd calibrate --out` wrote, loaded as --fabric-file
+// does.
+dagsgd::model::Expected<dagsgd::model::FabricSpec> entry_in(const std::string& path,
+                                                            const std::string& name) {
+  auto catalog = dagsgd::model::HardwareCatalog::load_default();
+  if (!catalog) return catalog.error();
+  if (auto added = catalog->add_fabric_file(path); !added) return added.error();
+  return catalog->fabric(name);
+}
+
 // A formula fit above the stated line rate: with the curves kept (they price collectives, the line
 // rate is what collectives in flight share) the line rate stays and the fit is capped at it;
 // without curves the fit becomes the line rate, as before.
@@ -100,12 +110,8 @@ TEST(Calibrate, ALineRateBelowTheFitStaysWhenTheCurvesAreKept) {
     EXPECT_TRUE(contains(r.out, "exceeds --nominal-gbps 0.5")) << r.out;
     EXPECT_TRUE(contains(r.out, curves ? "keeps it as the line rate" : "uses the fit as nominal"))
         << r.out;
-    auto catalog = dagsgd::model::HardwareCatalog::load_default();
-    ASSERT_TRUE(catalog.ok());
-    auto added = catalog->add_fabric_file(out);
-    ASSERT_TRUE(added.ok()) << added.error().message;
-    auto slow = catalog->fabric("slow");
-    ASSERT_TRUE(slow.ok());
+    auto slow = entry_in(out, "slow");
+    ASSERT_TRUE(slow.ok()) << slow.error().message;
     if (curves) {
       EXPECT_DOUBLE_EQ(slow->nominal_bandwidth, 0.5e9 / 8);
       EXPECT_DOUBLE_EQ(slow->achievable_bandwidth, 0.5e9 / 8);
@@ -128,12 +134,8 @@ TEST(Calibrate, OutWritesALoadableFabricAndRefusesToOverwrite) {
                     out);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(contains(r.out, "wrote '" + out + "'")) << r.out;
-  auto catalog = dagsgd::model::HardwareCatalog::load_default();
-  ASSERT_TRUE(catalog.ok());
-  auto added = catalog->add_fabric_file(out);
-  ASSERT_TRUE(added.ok()) << added.error().message;
-  auto lab = catalog->fabric("lab");
-  ASSERT_TRUE(lab.ok());
+  auto lab = entry_in(out, "lab");
+  ASSERT_TRUE(lab.ok()) << lab.error().message;
   EXPECT_DOUBLE_EQ(lab->nominal_bandwidth, 1.25e9);
   EXPECT_LT(lab->achievable_bandwidth, lab->nominal_bandwidth);
   EXPECT_EQ(lab->eager_limit, 2048);
