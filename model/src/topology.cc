@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "dagsgd/model/number_range.h"
 #include "topology_route.h"
 
 namespace dagsgd::model {
@@ -268,13 +269,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 // A whole decimal number; no sign, exponent or trailing text.
-bool parse_double(const std::string& s, double& v) {
-  if (s.empty() || s.find_first_not_of("0123456789.") != std::string::npos) return false;
-  char* end = nullptr;
-  v = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size() && std::isfinite(v);
-}
-
 }  // namespace
 
 Expected<ClusterNetwork> parse_network_spec(const std::string& spec) {
@@ -297,20 +291,17 @@ Expected<ClusterNetwork> parse_network_spec(const std::string& spec) {
   }
   if (parts.size() > max_parts) return Error{context + ": too many fields; " + kNetworkSyntax};
   if (parts.size() >= 2) {
-    double r = 0;
-    if (!parse_double(parts[1], r) || r < 1) {
-      return Error{context + ": OVERSUB must be a number >= 1 (downlink / uplink capacity), got '" +
-                   parts[1] + "'"};
-    }
-    net.oversubscription = r;
+    const NumberRange range{.min = 1,
+                            .max = 1e6,
+                            .expected = "a number from 1 to 1000000 (downlink / uplink capacity)"};
+    auto r = parse_number(parts[1], range);
+    if (!r) return Error{context + ": OVERSUB " + r.error().message};
+    net.oversubscription = *r;
   }
   if (parts.size() == 3) {
-    double k = 0;
-    if (!parse_double(parts[2], k) || k < 1 || k != std::floor(k) || k > 1e6) {
-      return Error{context + ": NODES_PER_LEAF must be a whole number >= 1, got '" + parts[2] +
-                   "'"};
-    }
-    net.nodes_per_leaf = static_cast<int>(k);
+    auto k = parse_number(parts[2], whole_number_range(1, 1000000));
+    if (!k) return Error{context + ": NODES_PER_LEAF " + k.error().message};
+    net.nodes_per_leaf = static_cast<int>(*k);
   }
   return net;
 }

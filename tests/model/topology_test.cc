@@ -573,8 +573,17 @@ TEST(TopologyNetworks, SpecsParse) {
   EXPECT_EQ(r->kind, NetworkKind::kRailOptimized);
   EXPECT_DOUBLE_EQ(r->oversubscription, 1);
   EXPECT_DOUBLE_EQ(parse_network_spec("rail:3")->oversubscription, 3);
-  for (const char* bad : {"torus", "fat-tree", "fat-tree:0.5", "fat-tree:2:0", "fat-tree:2:1.5",
-                          "fat-tree:nan", "rail:2:4", "single-switch:2", "fat-tree:-2", ""}) {
+  EXPECT_DOUBLE_EQ(parse_network_spec("fat-tree:1e1")->oversubscription, 10);
+  // Each field says its range and what came.
+  EXPECT_EQ(parse_network_spec("fat-tree:1e9").error().message,
+            "network 'fat-tree:1e9': OVERSUB must be a number from 1 to 1000000 (downlink / "
+            "uplink capacity), got '1e9'");
+  EXPECT_EQ(parse_network_spec("fat-tree:2:1.5").error().message,
+            "network 'fat-tree:2:1.5': NODES_PER_LEAF must be a whole number from 1 to 1000000, "
+            "got '1.5'");
+  for (const char* bad :
+       {"torus", "fat-tree", "fat-tree:0.5", "fat-tree:2:0", "fat-tree:2:1.5", "fat-tree:nan",
+        "rail:2:4", "single-switch:2", "fat-tree:-2", "", "fat-tree:inf", "fat-tree:2:2e6"}) {
     auto e = parse_network_spec(bad);
     ASSERT_FALSE(e.ok()) << bad;
     EXPECT_NE(e.error().message.find(std::string("network '") + bad + "'"), std::string::npos)
