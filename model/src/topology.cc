@@ -268,7 +268,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   }
 }
 
-// A whole decimal number; no sign, exponent or trailing text.
 }  // namespace
 
 Expected<ClusterNetwork> parse_network_spec(const std::string& spec) {

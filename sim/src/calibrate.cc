@@ -213,7 +213,6 @@ Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
     // (model::link_capacity), so it stays as stated and the formula's bandwidth is capped at it.
     const double line = settings.nominal_bytes_per_s;
     if (line > 0 && out.fabric.achievable_bandwidth > line) {
-      out.capped_bandwidth = out.fabric.achievable_bandwidth;
       out.fabric.source += "; the fit's " +
                            model::fmt("%.4g", out.fabric.achievable_bandwidth * 8 / 1e9) +
                            " Gbit/s capped at the stated line rate";

@@ -175,7 +175,7 @@ Expected<LogCalibration> fit_fabric(const CalibrationRequest& r,
     notes.push_back(
         "warning: fitted bandwidth " + model::fmt("%.3g", gbps) + " Gbit/s exceeds " +
         r.names.nominal + " " + model::fmt("%.3g", r.nominal_gbps) +
-        (c->capped_bandwidth > 0
+        (settings.keep_measured
              ? "; the entry keeps it as the line rate and caps the fitted bandwidth there (its "
                "measured curves price the collectives)"
              : "; the entry uses the fit as nominal") +

@@ -73,10 +73,10 @@ CLI::Validator number_in(const model::NumberRange& range, const std::string& nam
   return {[range](std::string& text) -> std::string {
             auto v = model::parse_number(text, range);
             if (!v) return v.error().message;
-            const bool digits =
-                text.find_first_not_of("0123456789", text[0] == '-' || text[0] == '+' ? 1 : 0) ==
-                std::string::npos;
-            if (range.whole && !digits) return "must be " + range.expected + ", got '" + text + "'";
+            const std::size_t sign = text[0] == '-' || text[0] == '+' ? 1 : 0;
+            if (range.whole && text.find_first_not_of("0123456789", sign) != std::string::npos) {
+              return "must be " + range.expected + ", got '" + text + "'";
+            }
             return std::string();
           },
           name};

@@ -62,9 +62,6 @@ struct LogCalibration {
   std::string sizes;       // "266 sizes of 'a.log' (p=2), ..."
   std::string benchmark;   // the first log's benchmark name (or format)
   bool max = false;        // fitted to the slowest rank's latencies
-  // The fit's bandwidth (bytes/s) when it exceeded the stated line rate and the entry, which
-  // keeps the curves, caps it there; 0 otherwise.
-  double capped_bandwidth = 0;
 };
 
 // Fits the link to every log together (their rank counts known) and makes the entry.
