@@ -48,12 +48,13 @@ std::string dump(const model::Expected<ImportedRank>& r, const FileReport& rep) 
   return o.str();
 }
 
-std::string import_with(const std::string& text, const std::string& kernel,
-                        std::size_t window = 0) {
+std::string import_with(const std::string& text, const std::string& kernel, std::size_t window = 0,
+                        int threads = 0) {
   FileReport rep;
   ImportOptions o;
   o.kernel = kernel;
   o.window_bytes = window;
+  o.threads = threads;
   auto r = import_trace_text(text, "t.json", 0, rep, o);
   return dump(r, rep);
 }
@@ -170,6 +171,93 @@ TEST(ImporterKernels, WindowsChangeNothing) {
       EXPECT_EQ(import_with(text, kernel, window), want) << path << ": window " << window;
     }
   }
+}
+
+// A Kineto-like trace of `n` records with everything the two halves of a split read must agree
+// on: names first seen in either half, flows that start in one half and end in the other, thread
+// names given twice, our metadata, records that are counted problems or not objects at `bad`
+// (-1: none), collectives and algorithms. `tail`: what follows traceEvents.
+std::string split_trace(int n, int bad, const std::string& tail) {
+  std::string t = R"({"distributedInfo": {"rank": 2, "world_size": 4}, "traceEvents": [)";
+  for (int i = 0; i < n; ++i) {
+    if (i > 0) t += i % 7 == 0 ? ",\n  " : ", ";
+    const std::string ts = std::to_string((i * 37) % 101);
+    if (i == bad) {
+      t += i % 2 == 0 ? R"({"name": "bad", "ph": "X", "cat": "kernel", "ts": 1, "dur": -4})"
+                      : "[1, 2]";
+    } else if (i % 11 == 3) {
+      t += R"({"ph": ")" + std::string(i < n / 2 ? "s" : "f") + R"(", "cat": "ac2g", "id": )" +
+           std::to_string(i % 5) + R"(, "ts": )" + ts + "}";
+    } else if (i % 13 == 5) {
+      t += R"({"ph": "M", "name": "thread_name", "tid": 7, "args": {"name": "t)" +
+           std::to_string(i) + R"("}})";
+    } else if (i == n - 3) {
+      t += R"({"ph": "M", "name": "dagsgd_clock_sync", "args": {"drift_t0_ns": 0,
+           "drift_t1_ns": 100000, "drift_correction_ns": 50}})";
+    } else if (i % 9 == 4) {
+      t += R"({"name": "ncclKernel_AllReduce", "ph": "X", "cat": "kernel", "ts": )" + ts +
+           R"(, "dur": 2, "args": {"stream": 7, "device": 0, "correlation": )" + std::to_string(i) +
+           R"(, "Collective name": "allreduce", "Group size": 4,
+           "In msg nelems": 1024, "dtype": "Float", "algorithm": "ring)" +
+           std::to_string(i % 3) + R"("}})";
+    } else {
+      t += R"({"name": "op)" + std::to_string(i % (i < n / 2 ? 10 : 25)) +
+           R"(", "ph": "X", "cat": "cpu_op", "pid": 5, "tid": )" + std::to_string(i % 3) +
+           R"(, "ts": )" + ts + R"(, "dur": )" + std::to_string(i % 4) + "}";
+    }
+  }
+  return t + "]" + tail + "}";
+}
+
+// The text split in two and read on two threads (ImportOptions::threads) imports as one walk
+// does: clean texts (taken in from the second thread), texts whose second half holds a counted
+// problem or a record that is not an object (read again by the first thread, for the message's
+// event number), a split point inside a string, traceEvents ending before the middle, a cut
+// tail, and every trace of the other tests.
+TEST(ImporterKernels, TwoThreadsChangeNothing) {
+  const std::string kernel = import_kernels().front();
+  std::vector<std::pair<std::string, std::string>> inputs;
+  const std::string info = R"(, "distributedInfo": {"rank": 1, "backend": "nccl"},
+      "baseTimeNanoseconds": 5)";
+  inputs.emplace_back("clean", split_trace(400, -1, ""));
+  inputs.emplace_back("clean, info after the events", split_trace(400, -1, info));
+  inputs.emplace_back("problem in the first half", split_trace(400, 100, ""));
+  inputs.emplace_back("problem in the second half", split_trace(400, 300, ""));
+  inputs.emplace_back("not an object in the second half", split_trace(400, 301, ""));
+  // Long events after a short array: the middle of the text is past traceEvents.
+  inputs.emplace_back("events end early", split_trace(
+                                              40, -1, R"(, "x": [)" + [] {
+                                                std::string s;
+                                                for (int i = 0; i < 300; ++i)
+                                                  s += std::string(i > 0 ? ", " : "") +
+                                                       R"({"a": 1}, {"b": 2})";
+                                                return s;
+                                              }() + "]"));
+  // "}, {" inside a long name in the middle: the split's ',' is inside a string.
+  inputs.emplace_back("split inside a string", [] {
+    std::string t = split_trace(200, -1, "");
+    const std::string name(4000, 'n');
+    std::string odd;
+    for (int i = 0; i < 60; ++i) odd += "}, {";
+    const std::string ev = R"(, {"name": ")" + name + odd + name +
+                           R"(", "ph": "X", "cat": "kernel", "ts": 3, "dur": 1})";
+    return t.insert(t.size() - 2, ev);
+  }());
+  std::string cut = split_trace(400, -1, "");
+  cut.resize(cut.size() - 30);
+  inputs.emplace_back("cut", cut);
+  for (auto& t : every_trace()) inputs.push_back(std::move(t));
+  int split_read = 0;
+  for (const auto& [path, text] : inputs) {
+    const std::string want = import_with(text, kernel, std::size_t{1} << 40, 1);
+    for (std::size_t window : {std::size_t{300}, std::size_t{1000}, std::size_t{0}}) {
+      if (window > 0 && text.size() < 8 * window) continue;
+      if (window > 0 && window < 1000 && text.size() > 1'000'000) continue;
+      EXPECT_EQ(import_with(text, kernel, window, 2), want) << path << ": window " << window;
+      ++split_read;
+    }
+  }
+  EXPECT_GE(split_read, 20);
 }
 
 // Events out of order are sorted in the text's buffer when it holds 120 bytes per kept event

@@ -13,6 +13,7 @@
 #include <new>
 #include <optional>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -61,7 +62,10 @@ using detail::EventSink;
 using detail::InfoField;
 using detail::Kernel;
 using detail::kMaxRanks;
+using detail::kPartScratch;
 using detail::RawEvent;
+using detail::WalkPart;
+using detail::WalkResult;
 using detail::WalkStatus;
 using model::Nanos;
 
@@ -177,9 +181,11 @@ class FileParser final : public EventSink {
       : rank_(rank), report_(report), fresh_rank_(rank), fresh_report_(report) {}
 
   // Returns an error only when the text is not a trace; a break inside traceEvents is returned
-  // through `failed_inside` for the caller to repair.
+  // through `failed_inside` for the caller to repair. `split`: read the text in two parts at
+  // once, the second from that ',' on (0: in one walk).
   model::Expected<void> parse(std::string& text, const std::string& where, const Kernel& kernel,
-                              std::size_t window, bool& events_seen, bool& failed_inside) {
+                              std::size_t window, std::size_t split, bool& events_seen,
+                              bool& failed_inside) {
     where_ = &where;
     // read_file leaves room for the padding: no copy then.
     text.reserve(text.size() + detail::kTextPadding);
@@ -187,10 +193,11 @@ class FileParser final : public EventSink {
     // it grows, and the part never written is never touched.
     rank_.events.reserve(text.size() / 160);
     advise_huge_pages(rank_.events.data(), rank_.events.capacity() * sizeof(ImportedEvent));
-    detail::WalkResult r;
+    WalkResult r;
     {
       const Stage1As stage1(kernel.name);
-      r = kernel.walk(text.data(), text.size(), text.capacity(), *this, window);
+      r = split != 0 ? walk_split(text, kernel, window, split)
+                     : kernel.walk(text.data(), text.size(), text.capacity(), *this, window, {});
     }
     events_seen = r.events_seen;
     failed_inside = r.failed_inside;
@@ -213,6 +220,100 @@ class FileParser final : public EventSink {
     return model::ok();
   }
 
+  // The text in two parts, the second on another thread into a parser of its own, then taken
+  // in (absorb). Whenever that cannot give what one walk gives (either part unusual, the second
+  // with a counted problem, whose message numbers the events), this parser reads what is left
+  // itself, or the whole text again: the result never depends on the split.
+  WalkResult walk_split(std::string& text, const Kernel& kernel, std::size_t window,
+                        std::size_t split) {
+    char* const t = text.data();
+    const std::size_t n = text.size();
+    const std::size_t cap = text.capacity();
+    const auto scratch = std::make_unique_for_overwrite<char[]>(kPartScratch);
+    const WalkPart second_part{split, true, scratch.get()};
+    ImportedRank rank2 = fresh_rank_;
+    FileReport report2 = fresh_report_;
+    rank2.events.reserve((n - split) / 160);
+    advise_huge_pages(rank2.events.data(), rank2.events.capacity() * sizeof(ImportedEvent));
+    FileParser second(rank2, report2);
+    second.where_ = where_;
+    WalkResult r2;
+    bool second_ran = false;
+    WalkResult r;
+    try {
+      std::thread other([&] {
+        try {
+          r2 = kernel.walk(t, n, cap, second, window, second_part);
+        } catch (...) {
+          r2 = WalkResult{};  // (part_read false: read again here)
+        }
+      });
+      second_ran = true;
+      try {
+        r = kernel.walk(t, n, cap, *this, window, WalkPart{split, false, nullptr});
+      } catch (...) {
+        other.join();
+        throw;
+      }
+      other.join();
+    } catch (const std::system_error&) {
+      // No thread to be had: one walk.
+      if (second_ran) throw;
+      reset();
+      return kernel.walk(t, n, cap, *this, window, {});
+    }
+    if (!r.part_read) {
+      // The first part was unusual, or traceEvents ended before the split.
+      reset();
+      return kernel.walk(t, n, cap, *this, window, {});
+    }
+    if (r2.part_read && absorb(second)) return r;
+    r2 = kernel.walk(t, n, cap, *this, window, second_part);
+    if (r2.part_read) return r;
+    reset();
+    return kernel.walk(t, n, cap, *this, window, {});
+  }
+
+  // Takes in what `o` read after this parser's part, as if this parser had read on: false
+  // (nothing taken) when `o` counted a problem or stopped.
+  bool absorb(FileParser& o) {
+    if (!o.report_.problems.empty() || !o.stop_.empty()) return false;
+    std::vector<std::int32_t> ids(o.rank_.strings.size());
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = intern(o.rank_.strings[i]);
+    auto id = [&](std::int32_t s) { return s >= 0 ? ids[static_cast<std::size_t>(s)] : s; };
+    for (ImportedEvent e : o.rank_.events) {
+      e.name = id(e.name);
+      e.collective = id(e.collective);
+      e.algorithm = id(e.algorithm);
+      rank_.events.push_back(e);
+    }
+    std::vector<ImportedEvent>().swap(o.rank_.events);
+    for (const auto& [key, se] : o.flows_) {
+      auto& slot =
+          flows_[FlowKey{flow_category(*o.flow_cats_[static_cast<std::size_t>(key.cat)]), key.id}];
+      slot.first += se.first;
+      slot.second += se.second;
+    }
+    report_.events += o.report_.events;
+    report_.complete_events += o.report_.complete_events;
+    report_.metadata += o.report_.metadata;
+    for (std::size_t c = 0; c < report_.by_category.size(); ++c) {
+      report_.by_category[c] += o.report_.by_category[c];
+    }
+    for (auto& [tid, name] : o.rank_.thread_names) rank_.thread_names[tid] = std::move(name);
+    if (rank_.cpu_pid == 0) rank_.cpu_pid = o.rank_.cpu_pid;
+    if (o.drift_.has_drift) drift_ = o.drift_;
+    if (o.rank_set_) rank_.rank = o.rank_.rank;
+    if (o.world_size_set_) {
+      rank_.world_size = o.rank_.world_size;
+      rank_.world_size_stated = true;
+    }
+    if (o.backend_set_) rank_.backend = std::move(o.rank_.backend);
+    if (o.run_id_set_) rank_.run_id = std::move(o.rank_.run_id);
+    if (o.base_set_) base_ns_ = o.base_ns_;
+    return true;
+  }
+
   // `scratch`: a buffer of no further use (the file's text, read cleanly), or null.
   void finish(std::string* scratch);
 
@@ -232,6 +333,7 @@ class FileParser final : public EventSink {
         return false;
       }
       rank_.rank = static_cast<int>(x);
+      rank_set_ = true;
     } else if (f == InfoField::kWorldSize) {
       if (x < 1 || x > kMaxRanks) {
         stop_ = *where_ + ": 'distributedInfo.world_size' is " + std::to_string(x) +
@@ -240,16 +342,26 @@ class FileParser final : public EventSink {
       }
       rank_.world_size = static_cast<int>(x);
       rank_.world_size_stated = true;
+      world_size_set_ = true;
     }
     return true;
   }
 
   void info_string(InfoField f, std::string_view s) override {
-    if (f == InfoField::kBackend) rank_.backend = std::string(s);
-    if (f == InfoField::kRunId) rank_.run_id = std::string(s);
+    if (f == InfoField::kBackend) {
+      rank_.backend = std::string(s);
+      backend_set_ = true;
+    }
+    if (f == InfoField::kRunId) {
+      rank_.run_id = std::string(s);
+      run_id_set_ = true;
+    }
   }
 
-  void base_time(std::int64_t ns) override { base_ns_ = ns; }
+  void base_time(std::int64_t ns) override {
+    base_ns_ = ns;
+    base_set_ = true;
+  }
 
   void reset() override {
     rank_ = fresh_rank_;
@@ -264,6 +376,7 @@ class FileParser final : public EventSink {
     flows_.clear();
     drift_ = RawEvent{};
     base_ns_ = 0;
+    rank_set_ = world_size_set_ = backend_set_ = run_id_set_ = base_set_ = false;
   }
 
  private:
@@ -367,6 +480,7 @@ class FileParser final : public EventSink {
       } else if (e.name == "dagsgd_rank_info" && e.world_size > 0) {
         rank_.world_size = static_cast<int>(e.world_size);
         rank_.world_size_stated = true;
+        world_size_set_ = true;
       }
       return;
     }
@@ -470,6 +584,9 @@ class FileParser final : public EventSink {
   std::unordered_map<FlowKey, std::pair<int, int>, FlowKeyHash> flows_;
   RawEvent drift_;
   std::int64_t base_ns_ = 0;
+  // Set by the text (what absorb() takes from a second part).
+  bool rank_set_ = false, world_size_set_ = false, backend_set_ = false, run_id_set_ = false;
+  bool base_set_ = false;
 };
 
 void FileParser::finish(std::string* scratch) {
@@ -626,6 +743,28 @@ std::optional<std::string> generic_repair(const std::string& text) {
   return std::nullopt;
 }
 
+// Texts this long or longer are read on two threads when the CPU has two cores (ImportOptions).
+constexpr std::size_t kSplitBytes = 8 * detail::kWindowBytes;
+
+// Where a text read on two threads is split: the ',' nearest before its middle that follows a
+// '}' and precedes a '{' (between two events, likely: the walk checks), at least four windows
+// from either end; 0 when there is none.
+std::size_t split_point(const std::string& text, std::size_t window) {
+  const std::size_t n = text.size();
+  if (window > detail::kWindowBytes || n < 8 * window) return 0;
+  auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+  for (std::size_t c = n / 2; c > n / 2 - window; --c) {
+    if (text[c] != ',') continue;
+    std::size_t b = c;
+    while (b > 0 && space(text[b - 1])) --b;
+    if (b == 0 || text[b - 1] != '}') continue;
+    std::size_t f = c + 1;
+    while (f < n && space(text[f])) ++f;
+    if (f < n && text[f] == '{') return c;
+  }
+  return 0;
+}
+
 }  // namespace
 
 model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
@@ -664,7 +803,10 @@ model::Expected<ImportedRank> import_trace_text(std::string text, const std::str
     fresh.bytes = rep.bytes;
     rep = fresh;
     FileParser parser(rank, rep);
-    DAGSGD_TRY(parser.parse(t, where, *k, window, seen, inside));
+    const bool two = options.threads == 2 || (options.threads == 0 && t.size() >= kSplitBytes &&
+                                              std::thread::hardware_concurrency() >= 2);
+    const std::size_t split = two ? split_point(t, window) : 0;
+    DAGSGD_TRY(parser.parse(t, where, *k, window, split, seen, inside));
     // Read cleanly, the text is not needed again (a cut one is, for the repair): the sort may
     // use its buffer, then it is freed.
     parser.finish(inside ? nullptr : &t);

@@ -76,14 +76,32 @@ struct WalkResult {
   WalkStatus status = WalkStatus::kOk;
   bool events_seen = false;    // a traceEvents array was opened
   bool failed_inside = false;  // the JSON broke after traceEvents opened (a cut tail?)
+  bool part_read = false;      // a split walk (WalkPart) read its part cleanly
 };
+
+// A text read in two parts at once (importer_events.cc): the first part is the head and the
+// events up to the ',' at `split`, the second the events after it, what follows the array and
+// the root's end. Each part reads its windows as the whole walk would, each into its own sink;
+// the second part reads its first window from `scratch` (a copy, so that neither part writes
+// bytes the other reads) and never within 4 KiB of `split` in the text.
+struct WalkPart {
+  std::size_t split = 0;  // 0: the whole text, as one walk
+  bool second = false;
+  char* scratch = nullptr;  // the second part: at least kPartScratch bytes
+};
+// The second part's copy of its first window: two windows, its brackets and the padding.
+inline constexpr std::size_t kPartScratch = 2 * kWindowBytes + 2 + kTextPadding;
 
 // One file's text: `capacity` bytes are allocated at `text` (at least size + kTextPadding).
 // The walk writes brackets into the text to read it in windows and puts the bytes back before
 // it returns.
-// `window`: the bytes of traceEvents read at a time (kWindowBytes; tests use small ones).
+// `window`: the bytes of traceEvents read at a time (kWindowBytes; tests use small ones), at
+// most kWindowBytes when `part` splits the text.
+// With a split, the first part is the whole walk when anything in it is unusual, or when
+// traceEvents ends before `split` (`part_read` false then: the second part is of no use); the
+// second part only reads, and fails (`failed_inside`) on anything unusual.
 using WalkFn = WalkResult (*)(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
-                              std::size_t window);
+                              std::size_t window, const WalkPart& part);
 
 struct Kernel {
   const char* name;  // simdjson's implementation name: "icelake", "haswell", "fallback", ...
@@ -93,20 +111,19 @@ struct Kernel {
 // The kernels built into this binary that this CPU can run, best first.
 std::span<const Kernel> runnable_kernels();
 
-// Each kernel's walk (importer_kernel_<name>.cc); which exist depends on the build.
 // Each kernel's walk and the name of the simdjson implementation it was built as
 // (importer_kernel_<name>.cc); which exist depends on the build.
 WalkResult walk_portable(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
-                         std::size_t window);
+                         std::size_t window, const WalkPart& part);
 const char* portable_kernel_name();
 #ifdef DAGSGD_KERNEL_HASWELL
 WalkResult walk_haswell(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
-                        std::size_t window);
+                        std::size_t window, const WalkPart& part);
 const char* haswell_kernel_name();
 #endif
 #ifdef DAGSGD_KERNEL_ICELAKE
 WalkResult walk_icelake(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
-                        std::size_t window);
+                        std::size_t window, const WalkPart& part);
 const char* icelake_kernel_name();
 #endif
 

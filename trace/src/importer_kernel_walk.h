@@ -516,24 +516,150 @@ inline std::size_t window_cut(const char* text, std::size_t p, std::size_t end) 
   return std::string_view::npos;
 }
 
+// How reading traceEvents window by window ended (read_events).
+enum class Events : std::uint8_t {
+  kRead,     // every event, what follows the array and the root's end: all read cleanly
+  kSplit,    // every event up to the split, cleanly
+  kUnusual,  // anything else: the caller starts again over the whole text
+};
+
+// traceEvents from `p` (the byte after its '[' or after a ',' between two events) a window of
+// about `window` bytes at a time, each read as [event, ..., event] with its brackets written
+// over the ',' on either side, then the last window with what follows the array (read as
+// {"traceEvents": [event, ...], ...}). Every window must read cleanly and hold traceEvents' own
+// events; a window whose array ends before the written ']' is followed by the root's remaining
+// fields (read as {...}). A middle window is one level shallower than the whole text: its
+// parser allows one level less.
+// `split` (0: none): stop at that ',' (kSplit), and read nothing past it, as the text after it
+// is another thread's (WalkPart). `scratch`: read the first window from this copy instead of
+// the text, and write nothing into the text within kTextPadding bytes of `p`.
+inline Events read_events(od::parser& parser, od::parser& window_parser, char* text,
+                          std::size_t size, std::size_t capacity, EventSink& sink,
+                          std::size_t window, std::size_t p, std::size_t split, char* scratch) {
+  enum class Read : std::uint8_t { kNext, kTail, kNoIndex, kFailed };
+  const char* loc = nullptr;
+  // text[q - 1, c] as [events].
+  auto read_window = [&](std::size_t q, std::size_t c) {
+    const Patch open(text + q - 1, '[');
+    const Patch close(text + c, ']');
+    od::document doc;
+    if (window_parser.iterate(text + q - 1, c + 1 - (q - 1), capacity - (q - 1)).get(doc)) {
+      return Read::kNoIndex;
+    }
+    od::array arr;
+    if (doc.get_array().get(arr) || !walk_events(arr, sink)) return Read::kFailed;
+    // The array ended before the written ']' (at traceEvents' own end): what follows is next.
+    return doc.current_location().get(loc) ? Read::kNext : Read::kTail;
+  };
+  // text[q, c) as [events] in the scratch copy: nothing of it may follow the array.
+  auto read_copy = [&](std::size_t q, std::size_t c) {
+    const std::size_t n = c - q;
+    if (n + 2 + kTextPadding > kPartScratch) return Read::kFailed;
+    scratch[0] = '[';
+    std::memcpy(scratch + 1, text + q, n);
+    scratch[n + 1] = ']';
+    od::document doc;
+    if (window_parser.iterate(scratch, n + 2, kPartScratch).get(doc)) return Read::kNoIndex;
+    od::array arr;
+    if (doc.get_array().get(arr) || !walk_events(arr, sink)) return Read::kFailed;
+    return doc.current_location().get(loc) ? Read::kNext : Read::kFailed;
+  };
+  // Where the copy's own window ends, nothing may be written in the text: the next window's
+  // '[' (and the last window's 16-byte opening) must be past what the other thread may read.
+  static constexpr std::string_view kOpen = "{\"traceEvents\":[";
+  const std::size_t first_write = p + kTextPadding + kOpen.size();
+  bool copied = scratch == nullptr;
+  std::size_t width = window;
+  std::size_t end = p + width;  // the cut is before here
+  for (;;) {
+    if (split != 0 && end >= split) {
+      const Read got = read_window(p, split);
+      return got == Read::kNext ? Events::kSplit : Events::kUnusual;
+    }
+    if (end >= size) {
+      if (!copied) return Events::kUnusual;
+      // The last window, with what follows the array: as {"traceEvents": [events ...], ...},
+      // written over the 16 bytes before it (the head is at least that long).
+      WalkResult last;
+      {
+        char* const at = text + p - kOpen.size();
+        char keep[kOpen.size()];
+        std::memcpy(keep, at, kOpen.size());
+        std::memcpy(at, kOpen.data(), kOpen.size());
+        last = walk(parser, at, size - (p - kOpen.size()), capacity - (p - kOpen.size()), sink);
+        std::memcpy(at, keep, kOpen.size());
+      }
+      if (last.status != WalkStatus::kOk || last.failed_inside) return Events::kUnusual;
+      return Events::kRead;
+    }
+    const std::size_t c = window_cut(text, p, end);
+    if (c == std::string_view::npos) {
+      width *= 2;  // an event longer than the window
+      end = p + width;
+      continue;
+    }
+    const Read got = copied ? read_window(p, c) : read_copy(p, c);
+    if (got == Read::kTail) break;
+    if (got == Read::kFailed) return Events::kUnusual;
+    if (got == Read::kNoIndex) {
+      end = c;  // that ',' may be inside a string: try an earlier one
+      continue;
+    }
+    if (!copied && c < first_write) return Events::kUnusual;
+    copied = true;
+    p = c + 1;
+    width = window;
+    end = p + width;
+  }
+  // (only a window read in place ends the array: the copy's tail is kFailed)
+  if (split != 0) return Events::kUnusual;  // what follows the array is past the split
+  const auto tail = static_cast<std::size_t>(loc - text);
+  // What follows the array: ", key: value, ...}" read as "{ key: value, ...}", or "}" (and
+  // anything after it, which the whole text's stage 1 would have checked) as "{}".
+  const char first = text[tail];
+  if (first != ',' && first != '}') return Events::kUnusual;
+  const std::size_t from = first == ',' ? tail : tail - 1;
+  WalkResult rest;
+  {
+    const Patch open(text + from, '{');
+    rest = walk(parser, text + from, size - from, capacity - from, sink, true);
+  }
+  if (rest.status != WalkStatus::kOk || rest.failed_inside) return Events::kUnusual;
+  return Events::kRead;
+}
+
 // The text in windows of about `window` bytes: the head up to traceEvents' '[' (read as
-// {..., "traceEvents": []}), the events a window at a time (each read as [event, ..., event],
-// its brackets written over the ',' on either side), and the last window with what follows the
-// array (read as {"traceEvents": [event, ...], ...}). Every part must read cleanly and hold
-// traceEvents' own events: a window whose array ends before the written ']' is followed by the
-// root's remaining fields (read as {...}). Anything else, a cut tail or bad JSON included,
-// starts again over the whole text, so the windows change nothing but the memory and the
-// speed. A middle window is one level shallower than the whole text: its parser allows one
-// level less.
+// {..., "traceEvents": []}), then read_events. Anything unusual, a cut tail or bad JSON
+// included, starts again over the whole text, so the windows change nothing but the memory and
+// the speed. `part` (WalkPart) reads one part of a text split in two instead; the first part
+// then leaves starting again to its caller, which must first let the second part end.
 inline WalkResult walk_windowed(char* text, std::size_t size, std::size_t capacity, EventSink& sink,
-                                std::size_t window) {
+                                std::size_t window, const WalkPart& part) {
   od::parser parser;
+  od::parser window_parser;
+  WalkResult r;
+  if (part.split != 0 && part.second) {
+    // The second part: read, or fail.
+    r.events_seen = true;
+    if (window_parser.allocate(2 * window, simdjson::DEFAULT_MAX_DEPTH - 1) ||
+        part.split + 1 >= size ||
+        read_events(parser, window_parser, text, size, capacity, sink, window, part.split + 1, 0,
+                    part.scratch) != Events::kRead) {
+      r.failed_inside = true;
+      return r;
+    }
+    r.part_read = true;
+    return r;
+  }
   auto whole = [&] {
+    if (part.split != 0) return r;  // (part_read false: the caller starts again)
     sink.reset();
     return walk(parser, text, size, capacity, sink);
   };
   const std::size_t a = events_bracket(std::string_view(text, size));
-  if (a == std::string_view::npos || a + 3 > size) return whole();
+  if (a == std::string_view::npos || a + 3 > size || (part.split != 0 && part.split <= a + 1)) {
+    return whole();
+  }
   WalkResult head;
   {
     const Patch close_array(text + a + 1, ']');
@@ -542,78 +668,14 @@ inline WalkResult walk_windowed(char* text, std::size_t size, std::size_t capaci
   }
   // (whole() only once the text is back as it was)
   if (head.status != WalkStatus::kOk || !head.events_seen || head.failed_inside) return whole();
-  od::parser window_parser;
   if (window_parser.allocate(std::min(size, 2 * window), simdjson::DEFAULT_MAX_DEPTH - 1)) {
     return whole();
   }
-  enum class Read : std::uint8_t { kNext, kTail, kNoIndex, kFailed };
-  const char* loc = nullptr;
-  // text[p - 1, c] as [events].
-  auto read_window = [&](std::size_t p, std::size_t c) {
-    const Patch open(text + p - 1, '[');
-    const Patch close(text + c, ']');
-    od::document doc;
-    if (window_parser.iterate(text + p - 1, c + 1 - (p - 1), capacity - (p - 1)).get(doc)) {
-      return Read::kNoIndex;
-    }
-    od::array arr;
-    if (doc.get_array().get(arr) || !walk_events(arr, sink)) return Read::kFailed;
-    // The array ended before the written ']' (at traceEvents' own end): what follows is next.
-    return doc.current_location().get(loc) ? Read::kNext : Read::kTail;
-  };
-  std::size_t p = a + 1;  // the window's first byte, after the '[' or a ','
-  std::size_t width = window;
-  std::size_t end = p + width;  // the cut is before here
-  for (;;) {
-    if (end >= size) {
-      // The last window, with what follows the array: as {"traceEvents": [events ...], ...},
-      // written over the 16 bytes before it (the head is at least that long).
-      WalkResult last;
-      {
-        static constexpr std::string_view kOpen = "{\"traceEvents\":[";
-        char* const at = text + p - kOpen.size();
-        char keep[kOpen.size()];
-        std::memcpy(keep, at, kOpen.size());
-        std::memcpy(at, kOpen.data(), kOpen.size());
-        last = walk(parser, at, size - (p - kOpen.size()), capacity - (p - kOpen.size()), sink);
-        std::memcpy(at, keep, kOpen.size());
-      }
-      if (last.status != WalkStatus::kOk || last.failed_inside) return whole();
-      WalkResult r;
-      r.events_seen = true;
-      return r;
-    }
-    const std::size_t c = window_cut(text, p, end);
-    if (c == std::string_view::npos) {
-      width *= 2;  // an event longer than the window
-      end = p + width;
-      continue;
-    }
-    const Read got = read_window(p, c);
-    if (got == Read::kTail) break;
-    if (got == Read::kFailed) return whole();
-    if (got == Read::kNoIndex) {
-      end = c;  // that ',' may be inside a string: try an earlier one
-      continue;
-    }
-    p = c + 1;
-    width = window;
-    end = p + width;
-  }
-  const auto tail = static_cast<std::size_t>(loc - text);
-  // What follows the array: ", key: value, ...}" read as "{ key: value, ...}", or "}" (and
-  // anything after it, which the whole text's stage 1 would have checked) as "{}".
-  const char first = text[tail];
-  if (first != ',' && first != '}') return whole();
-  const std::size_t from = first == ',' ? tail : tail - 1;
-  WalkResult rest;
-  {
-    const Patch open(text + from, '{');
-    rest = walk(parser, text + from, size - from, capacity - from, sink, true);
-  }
-  if (rest.status != WalkStatus::kOk || rest.failed_inside) return whole();
-  WalkResult r;
+  const Events got = read_events(parser, window_parser, text, size, capacity, sink, window, a + 1,
+                                 part.split, nullptr);
+  if (got == Events::kUnusual) return whole();
   r.events_seen = true;
+  r.part_read = got == Events::kSplit;
   return r;
 }
 
@@ -629,8 +691,9 @@ inline WalkResult walk_windowed(char* text, std::size_t size, std::size_t capaci
 namespace dagsgd::trace::detail {
 
 WalkResult DAGSGD_PASTE(walk_, DAGSGD_KERNEL_NS)(char* text, std::size_t size, std::size_t capacity,
-                                                 EventSink& sink, std::size_t window) {
-  return DAGSGD_KERNEL_NS::walk_windowed(text, size, capacity, sink, window);
+                                                 EventSink& sink, std::size_t window,
+                                                 const WalkPart& part) {
+  return DAGSGD_KERNEL_NS::walk_windowed(text, size, capacity, sink, window, part);
 }
 
 const char* DAGSGD_PASTE(DAGSGD_KERNEL_NS, _kernel_name)() {

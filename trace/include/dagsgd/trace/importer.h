@@ -130,6 +130,10 @@ struct ImportOptions {
   std::string kernel;
   // How much of traceEvents the reader indexes at a time (0: its default, 1 MiB). For tests.
   std::size_t window_bytes = 0;
+  // Threads that read one file's text: 0, two for a text of 8 MiB or more when the CPU has two
+  // cores or more, else one; 1: one; 2: two whenever the text is eight windows long or more
+  // (for tests). The result is the same either way.
+  int threads = 0;
 };
 
 // The kernels the trace reader is built for that this CPU runs, best first: the JSON walk is
@@ -144,8 +148,8 @@ std::vector<std::string> import_kernels();
 // dur ("missing dur"), args that do not fit their fields ("bad args value").
 model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
                                                 int rank_hint, FileReport& report);
-// The same with ImportOptions::kernel and window_bytes (the rest is import_run's); an Error when
-// this CPU does not run the kernel named.
+// The same with ImportOptions::kernel, window_bytes and threads (the rest is import_run's); an
+// Error when this CPU does not run the kernel named.
 model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
                                                 int rank_hint, FileReport& report,
                                                 const ImportOptions& options);
