@@ -51,6 +51,10 @@ class Fd {
     if (fd_ >= 0) ::close(fd_);
   }
   int get() const { return fd_; }
+  void reset(int fd) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
 
  private:
   int fd_;
@@ -188,6 +192,40 @@ Expected<std::string> read_gzip(int fd, const std::string& path, std::int64_t fi
   return out;
 }
 
+// The checks read_file makes before reading: an open descriptor and the file's stat, or the
+// error. `gz`: the file is gzip (by name and magic bytes).
+struct Opened {
+  int fd = -1;
+  struct stat st {};
+  bool gz = false;
+};
+
+Expected<Opened> open_checked(const std::string& path, std::int64_t max_bytes, Fd& fd) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+  fd.reset(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) return Error{"cannot read '" + path + "': " + std::strerror(errno)};
+  Opened o;
+  o.fd = fd.get();
+  if (::fstat(fd.get(), &o.st) != 0) {
+    return Error{"cannot read '" + path + "': " + std::strerror(errno)};
+  }
+  if (!S_ISREG(o.st.st_mode)) {
+    return Error{"cannot read '" + path + "': it is " + file_kind(o.st.st_mode) +
+                 ", not a regular file"};
+  }
+  const bool gz_name = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+  unsigned char magic[2] = {0, 0};
+  ssize_t got = gz_name ? ::pread(fd.get(), magic, 2, 0) : 0;
+  o.gz = gz_name && got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  // Not gzip after all (or not named so): the bytes as they are, as gzread would give them.
+  if (!o.gz && o.st.st_size > max_bytes) {
+    return Error{"cannot read '" + path + "': it is " + std::to_string(o.st.st_size) +
+                 " bytes, over the " + human_bytes(max_bytes) +
+                 " limit for this kind of file (docs/limits.md)"};
+  }
+  return o;
+}
+
 }  // namespace
 
 bool file_exists(const std::string& path) {
@@ -196,30 +234,74 @@ bool file_exists(const std::string& path) {
 }
 
 Expected<std::string> read_file(const std::string& path, std::int64_t max_bytes) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  if (fd.get() < 0) return Error{"cannot read '" + path + "': " + std::strerror(errno)};
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) {
-    return Error{"cannot read '" + path + "': " + std::strerror(errno)};
+  Fd fd(-1);
+  auto o = open_checked(path, max_bytes, fd);
+  if (!o) return o.error();
+  if (o->gz) return read_gzip(fd.get(), path, o->st.st_size, max_bytes);
+  return read_plain(fd.get(), path, o->st.st_size, max_bytes);
+}
+
+FileText::FileText(std::string text) : text_(std::move(text)) {
+  text_.reserve(text_.size() + kReadPadding);
+}
+
+FileText::FileText(FileText&& o) noexcept
+    : text_(std::move(o.text_)), map_(o.map_), map_bytes_(o.map_bytes_), size_(o.size_) {
+  o.map_ = nullptr;
+  o.map_bytes_ = o.size_ = 0;
+}
+
+FileText& FileText::operator=(FileText&& o) noexcept {
+  if (this != &o) {
+    release();
+    text_ = std::move(o.text_);
+    map_ = o.map_;
+    map_bytes_ = o.map_bytes_;
+    size_ = o.size_;
+    o.map_ = nullptr;
+    o.map_bytes_ = o.size_ = 0;
   }
-  if (!S_ISREG(st.st_mode)) {
-    return Error{"cannot read '" + path + "': it is " + file_kind(st.st_mode) +
-                 ", not a regular file"};
+  return *this;
+}
+
+FileText::~FileText() { release(); }
+
+void FileText::release() {
+  if (map_ != nullptr) ::munmap(map_, map_bytes_);
+  map_ = nullptr;
+  map_bytes_ = size_ = 0;
+  std::string().swap(text_);
+}
+
+Expected<FileText> read_file_text(const std::string& path, std::int64_t max_bytes) {
+  Fd fd(-1);
+  auto o = open_checked(path, max_bytes, fd);
+  if (!o) return o.error();
+  auto read = [&]() -> Expected<FileText> {
+    auto text = o->gz ? read_gzip(fd.get(), path, o->st.st_size, max_bytes)
+                      : read_plain(fd.get(), path, o->st.st_size, max_bytes);
+    if (!text) return text.error();
+    return FileText(std::move(*text));
+  };
+  if (o->gz || o->st.st_size < FileText::kMapBytes) return read();
+  // Anonymous pages first, the file over all but the last: the padding after the text is the
+  // file's last page (zeros past its end) or the anonymous page after it.
+  const auto size = static_cast<std::size_t>(o->st.st_size);
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t bytes = (size + kReadPadding + page - 1) / page * page;
+  void* area = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (area != MAP_FAILED && ::mmap(area, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
+                                   fd.get(), 0) == MAP_FAILED) {
+    ::munmap(area, bytes);
+    area = MAP_FAILED;
   }
-  const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
-  unsigned char magic[2] = {0, 0};
-  ssize_t got = gz ? ::pread(fd.get(), magic, 2, 0) : 0;
-  if (gz && got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-    return read_gzip(fd.get(), path, st.st_size, max_bytes);
-  }
-  // Not gzip after all (or not named so): the bytes as they are, as gzread would give them.
-  if (st.st_size > max_bytes) {
-    return Error{"cannot read '" + path + "': it is " + std::to_string(st.st_size) +
-                 " bytes, over the " + human_bytes(max_bytes) +
-                 " limit for this kind of file (docs/limits.md)"};
-  }
-  return read_plain(fd.get(), path, st.st_size, max_bytes);
+  // A file system that does not map (or no address space left): read.
+  if (area == MAP_FAILED) return read();
+  FileText out;
+  out.map_ = static_cast<char*>(area);
+  out.map_bytes_ = bytes;
+  out.size_ = size;
+  return out;
 }
 
 Expected<void> write_file(const std::string& path, const std::string& content, bool force) {

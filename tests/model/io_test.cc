@@ -117,6 +117,63 @@ TEST(ReadFile, GzipBombStopsAtTheRatioLimit) {
   std::remove(path.c_str());
 }
 
+// read_file_text maps plain files of FileText::kMapBytes or more (the page size and one byte
+// over it included, whose padding is the page after the file), reads the rest as read_file does,
+// refuses what read_file refuses, and a write into a mapped text never reaches the file.
+TEST(ReadFileText, MapsLargePlainFilesReadsTheRestAndWritesNothingBack) {
+  const std::string path = temp_path("mapped.json");
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const auto map_bytes = static_cast<std::size_t>(FileText::kMapBytes);
+  for (std::size_t size :
+       {map_bytes, map_bytes + 1, map_bytes + page - 10, map_bytes - 1, std::size_t{100}}) {
+    std::string text(size, 'x');
+    for (std::size_t i = 0; i < size; i += 997) text[i] = static_cast<char>('a' + i % 26);
+    ASSERT_TRUE(write_file(path, text, true).ok());
+    auto t = read_file_text(path);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    EXPECT_EQ(t->mapped(), size >= map_bytes) << size;
+    ASSERT_EQ(t->size(), size);
+    EXPECT_TRUE(t->view() == text) << size;
+    ASSERT_GE(t->capacity(), size + 64);
+    // The padding is there to be read and written (the trace reader writes brackets into the
+    // text and reads past its end).
+    char* d = t->data();
+    for (std::size_t i = 0; i < 64; ++i) d[size + i] = ' ';
+    d[0] = '[';
+    d[size - 1] = ']';
+    EXPECT_EQ(*read_file(path), text) << size << ": the file changed";
+    FileText moved = std::move(*t);
+    EXPECT_EQ(moved.data()[0], '[');
+    moved.release();
+    EXPECT_EQ(moved.size(), 0u);
+  }
+  std::remove(path.c_str());
+  // What read_file refuses, read_file_text refuses with the same message.
+  for (const std::string& bad :
+       {std::string("/dev/zero"), ::testing::TempDir(), std::string("/nonexistent/x.json")}) {
+    auto a = read_file(bad);
+    auto b = read_file_text(bad);
+    ASSERT_FALSE(a.ok());
+    ASSERT_FALSE(b.ok());
+    EXPECT_EQ(a.error().message, b.error().message);
+  }
+  const std::string big = temp_path("over.json");
+  ASSERT_TRUE(write_file(big, std::string(map_bytes + 10, ' '), true).ok());
+  auto over = read_file_text(big, static_cast<std::int64_t>(map_bytes));
+  ASSERT_FALSE(over.ok());
+  EXPECT_TRUE(contains(over.error().message, "limit for this kind of file"))
+      << over.error().message;
+  std::remove(big.c_str());
+  // Gzip is inflated, never mapped.
+  const std::string gz = temp_path("t.json.gz");
+  ASSERT_TRUE(write_file(gz, gzip(std::string(map_bytes * 2, 'y')), true).ok());
+  auto g = read_file_text(gz);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_FALSE(g->mapped());
+  EXPECT_EQ(g->size(), map_bytes * 2);
+  std::remove(gz.c_str());
+}
+
 TEST(JsonErrors, PositionsOfSyntaxNumbersAndUtf8) {
   EXPECT_EQ(text_position("ab\ncd", 4), "line 2, column 2");
   EXPECT_EQ(json_syntax_error(R"({"a": [1, 2]})"), "");

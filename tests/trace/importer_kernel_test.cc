@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/temp.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/trace/importer.h"
 #include "dagsgd/trace/trace_dag.h"
@@ -258,6 +259,31 @@ TEST(ImporterKernels, TwoThreadsChangeNothing) {
     }
   }
   EXPECT_GE(split_read, 20);
+}
+
+// A large plain file is mapped (model::read_file_text), written into where the walk reads it in
+// windows and split, and not used as the sort's scratch: the import equals the one of its text
+// in a string, for a clean trace and a cut one (repaired from a copy), and the file is unchanged.
+TEST(ImporterKernels, MappedFileImportsAsItsText) {
+  auto whole =
+      model::read_file(std::string(DAGSGD_SHARED_DATA) + "/traces/kineto/nccl_data.json.gz");
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  const std::string dir = dagsgd::testing::fresh_test_dir("dagsgd-mapped");
+  const std::string path = dir + "/trace.json";
+  for (const std::string& text : {*whole, whole->substr(0, whole->size() * 3 / 5)}) {
+    ASSERT_GE(text.size(), static_cast<std::size_t>(model::FileText::kMapBytes));
+    ASSERT_TRUE(model::write_file(path, text, true).ok());
+    auto mapped = model::read_file_text(path);
+    ASSERT_TRUE(mapped.ok()) << mapped.error().message;
+    ASSERT_TRUE(mapped->mapped());
+    FileReport rep_mapped;
+    FileReport rep_string;
+    const auto a = import_trace_text(std::move(*mapped), "t.json", 0, rep_mapped, ImportOptions{});
+    const auto b = import_trace_text(text, "t.json", 0, rep_string, ImportOptions{});
+    EXPECT_EQ(dump(a, rep_mapped), dump(b, rep_string)) << text.size() << " bytes";
+    EXPECT_EQ(*model::read_file(path), text) << "the file changed";
+  }
+  fs::remove_all(dir);
 }
 
 // Events out of order are sorted in the text's buffer when it holds 120 bytes per kept event

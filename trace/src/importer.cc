@@ -271,7 +271,7 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
     return model::Error{p.first + " (--strict)"};
   }
   for (std::size_t i = 0; i < files.size(); ++i) {
-    auto text = model::read_file(files[i]);
+    auto text = model::read_file_text(files[i]);
     if (!text) return text.error();
     FileReport rep;
     auto rank = import_trace_text(std::move(*text), files[i], static_cast<int>(i), rep, options);

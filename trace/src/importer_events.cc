@@ -110,7 +110,7 @@ constexpr const char* kNotJson = ": not JSON";
 
 // Why `text` is not valid JSON, with the line and column: the first invalid UTF-8 byte (a fast
 // scan), else nlohmann's first syntax error (a slower pass, on this error path only).
-model::Error invalid_json(const std::string& text, const std::string& where,
+model::Error invalid_json(std::string_view text, const std::string& where,
                           const std::string& what) {
   const std::size_t bad = model::find_invalid_utf8(text);
   if (bad != std::string::npos) {
@@ -183,12 +183,10 @@ class FileParser final : public EventSink {
   // Returns an error only when the text is not a trace; a break inside traceEvents is returned
   // through `failed_inside` for the caller to repair. `split`: read the text in two parts at
   // once, the second from that ',' on (0: in one walk).
-  model::Expected<void> parse(std::string& text, const std::string& where, const Kernel& kernel,
+  model::Expected<void> parse(model::FileText& text, const std::string& where, const Kernel& kernel,
                               std::size_t window, std::size_t split, bool& events_seen,
                               bool& failed_inside) {
     where_ = &where;
-    // read_file leaves room for the padding: no copy then.
-    text.reserve(text.size() + detail::kTextPadding);
     // Room for one complete event per 160 bytes (Kineto's take ~350): the table is not copied as
     // it grows, and the part never written is never touched.
     rank_.events.reserve(text.size() / 160);
@@ -224,7 +222,7 @@ class FileParser final : public EventSink {
   // in (absorb). Whenever that cannot give what one walk gives (either part unusual, the second
   // with a counted problem, whose message numbers the events), this parser reads what is left
   // itself, or the whole text again: the result never depends on the split.
-  WalkResult walk_split(std::string& text, const Kernel& kernel, std::size_t window,
+  WalkResult walk_split(model::FileText& text, const Kernel& kernel, std::size_t window,
                         std::size_t split) {
     char* const t = text.data();
     const std::size_t n = text.size();
@@ -314,8 +312,8 @@ class FileParser final : public EventSink {
     return true;
   }
 
-  // `scratch`: a buffer of no further use (the file's text, read cleanly), or null.
-  void finish(std::string* scratch);
+  // `scratch`: `scratch_bytes` of no further use (the file's text, read cleanly), or null.
+  void finish(char* scratch, std::size_t scratch_bytes);
 
   void event(const RawEvent& e) override { add_event(e); }
 
@@ -589,7 +587,7 @@ class FileParser final : public EventSink {
   bool base_set_ = false;
 };
 
-void FileParser::finish(std::string* scratch) {
+void FileParser::finish(char* scratch, std::size_t scratch_bytes) {
   // Counts do not depend on the order; the message names the smallest (category, id), as an
   // ordered walk would.
   const FlowKey* first_unmatched = nullptr;
@@ -694,9 +692,9 @@ void FileParser::finish(std::string* scratch) {
   // then the walk's (text and table) and no more.
   static_assert(std::is_trivially_copyable_v<Key> && std::is_trivially_copyable_v<ImportedEvent>);
   static_assert(sizeof(Key) % alignof(ImportedEvent) == 0);
-  if (scratch != nullptr && scratch->size() / (sizeof(Key) + sizeof(ImportedEvent)) >= n &&
-      reinterpret_cast<std::uintptr_t>(scratch->data()) % alignof(Key) == 0) {
-    char* base = scratch->data();
+  if (scratch != nullptr && scratch_bytes / (sizeof(Key) + sizeof(ImportedEvent)) >= n &&
+      reinterpret_cast<std::uintptr_t>(scratch) % alignof(Key) == 0) {
+    char* base = scratch;
     auto* keys = reinterpret_cast<Key*>(base);
     for (std::size_t i = 0; i < n; ++i) new (keys + i) Key{events[i].ts, events[i].dur, i};
     std::sort(keys, keys + n, key_less);
@@ -749,7 +747,7 @@ constexpr std::size_t kSplitBytes = 8 * detail::kWindowBytes;
 // Where a text read on two threads is split: the ',' nearest before its middle that follows a
 // '}' and precedes a '{' (between two events, likely: the walk checks), at least four windows
 // from either end; 0 when there is none.
-std::size_t split_point(const std::string& text, std::size_t window) {
+std::size_t split_point(std::string_view text, std::size_t window) {
   const std::size_t n = text.size();
   if (window > detail::kWindowBytes || n < 8 * window) return 0;
   auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
@@ -775,6 +773,12 @@ model::Expected<ImportedRank> import_trace_text(std::string text, const std::str
 model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
                                                 int rank_hint, FileReport& report,
                                                 const ImportOptions& options) {
+  return import_trace_text(model::FileText(std::move(text)), where, rank_hint, report, options);
+}
+
+model::Expected<ImportedRank> import_trace_text(model::FileText text, const std::string& where,
+                                                int rank_hint, FileReport& report,
+                                                const ImportOptions& options) {
   const std::string& kernel = options.kernel;
   const std::size_t window = options.window_bytes > 0 ? options.window_bytes : detail::kWindowBytes;
   const auto kernels = detail::runnable_kernels();
@@ -793,7 +797,7 @@ model::Expected<ImportedRank> import_trace_text(std::string text, const std::str
   }
   report.file = where;
   report.bytes = static_cast<std::int64_t>(text.size());
-  auto attempt = [&](std::string& t, ImportedRank& rank, FileReport& rep, bool& inside,
+  auto attempt = [&](model::FileText& t, ImportedRank& rank, FileReport& rep, bool& inside,
                      bool& seen) -> model::Expected<void> {
     rank = ImportedRank{};
     rank.rank = rank_hint;
@@ -805,17 +809,18 @@ model::Expected<ImportedRank> import_trace_text(std::string text, const std::str
     FileParser parser(rank, rep);
     const bool two = options.threads == 2 || (options.threads == 0 && t.size() >= kSplitBytes &&
                                               std::thread::hardware_concurrency() >= 2);
-    const std::size_t split = two ? split_point(t, window) : 0;
+    const std::size_t split = two ? split_point(t.view(), window) : 0;
     DAGSGD_TRY(parser.parse(t, where, *k, window, split, seen, inside));
     // Read cleanly, the text is not needed again (a cut one is, for the repair): the sort may
-    // use its buffer, then it is freed.
-    parser.finish(inside ? nullptr : &t);
-    if (!inside) std::string().swap(t);
+    // use its buffer (not a mapped file's: each page written would be copied), then it is
+    // freed.
+    parser.finish(inside || t.mapped() ? nullptr : t.data(), t.size());
+    if (!inside) t.release();
     return model::ok();
   };
   const std::string not_json = where + kNotJson;
   auto positioned = [&](const model::Error& e) {
-    return e.message == not_json ? invalid_json(text, where, "not valid JSON") : e;
+    return e.message == not_json ? invalid_json(text.view(), where, "not valid JSON") : e;
   };
   ImportedRank rank;
   bool inside = false;
@@ -823,29 +828,34 @@ model::Expected<ImportedRank> import_trace_text(std::string text, const std::str
   auto first = attempt(text, rank, report, inside, seen);
   if (first && !inside) return rank;
   // Not a trace at all: no traceEvents array opened.
-  if (text.find("\"traceEvents\"") == std::string::npos) {
+  if (text.view().find("\"traceEvents\"") == std::string_view::npos) {
     if (!first) return positioned(first.error());
     return model::Error{where + ": not a trace (no 'traceEvents' array)"};
   }
+  // (the repairs read a string: a mapped text is copied on this path only)
+  const std::string whole(text.view());
   std::string repaired;
   std::int64_t dropped = 0;
-  auto ours = repair_truncated_trace(text, where);
+  auto ours = repair_truncated_trace(whole, where);
   if (ours && ours->repaired) {
     repaired = std::move(ours->text);
     dropped = ours->dropped_bytes;
-  } else if (auto g = generic_repair(text)) {
-    dropped = static_cast<std::int64_t>(text.size()) - static_cast<std::int64_t>(g->size()) + 2;
+  } else if (auto g = generic_repair(whole)) {
+    dropped = static_cast<std::int64_t>(whole.size()) - static_cast<std::int64_t>(g->size()) + 2;
     repaired = std::move(*g);
   } else {
     if (!first) return positioned(first.error());
-    return invalid_json(text, where, "malformed JSON inside 'traceEvents' that cannot be repaired");
+    return invalid_json(whole, where,
+                        "malformed JSON inside 'traceEvents' that cannot be repaired");
   }
   inside = false;
   seen = false;
-  auto second = attempt(repaired, rank, report, inside, seen);
+  model::FileText repaired_text(std::move(repaired));
+  auto second = attempt(repaired_text, rank, report, inside, seen);
   if (!second) return positioned(second.error());
   if (inside) {
-    return invalid_json(text, where, "malformed JSON inside 'traceEvents' that cannot be repaired");
+    return invalid_json(whole, where,
+                        "malformed JSON inside 'traceEvents' that cannot be repaired");
   }
   report.bytes = static_cast<std::int64_t>(text.size());
   report.truncated = true;

@@ -26,6 +26,46 @@ inline constexpr std::int64_t kGzipRatioFloorBytes = std::int64_t{16} << 20;
 // file is inflated, stopping early beyond `max_bytes` or kMaxGzipRatio. The error names the file.
 Expected<std::string> read_file(const std::string& path, std::int64_t max_bytes = kMaxTraceBytes);
 
+// A file's text in memory with at least 64 writable bytes after it (simdjson's padding). A plain
+// regular file of kMapBytes or more is mapped privately: its bytes are the page cache's until
+// written (a write copies that page only), so nothing is read or zeroed up front. Anything else
+// (gzip, small files) is read as read_file reads it. Move-only.
+class FileText {
+ public:
+  // Files this large or larger are mapped.
+  static constexpr std::int64_t kMapBytes = std::int64_t{1} << 20;
+
+  FileText() = default;
+  explicit FileText(std::string text);
+  FileText(FileText&& o) noexcept;
+  FileText& operator=(FileText&& o) noexcept;
+  FileText(const FileText&) = delete;
+  FileText& operator=(const FileText&) = delete;
+  ~FileText();
+
+  char* data() { return map_ != nullptr ? map_ : text_.data(); }
+  const char* data() const { return map_ != nullptr ? map_ : text_.data(); }
+  std::size_t size() const { return map_ != nullptr ? size_ : text_.size(); }
+  // Bytes usable at data(), the text included.
+  std::size_t capacity() const { return map_ != nullptr ? map_bytes_ : text_.capacity(); }
+  std::string_view view() const { return {data(), size()}; }
+  bool mapped() const { return map_ != nullptr; }
+  // Gives the memory back; the text is empty afterwards.
+  void release();
+
+ private:
+  friend Expected<FileText> read_file_text(const std::string& path, std::int64_t max_bytes);
+  std::string text_;
+  char* map_ = nullptr;
+  std::size_t map_bytes_ = 0;
+  std::size_t size_ = 0;
+};
+
+// read_file's checks, limits and errors; the text mapped where FileText says. A mapped file
+// that another program shortens while it is read ends the process (SIGBUS), as with any
+// mapping: traces are not written while dagsgd reads them.
+Expected<FileText> read_file_text(const std::string& path, std::int64_t max_bytes = kMaxTraceBytes);
+
 // Writes a whole file. Refuses to replace an existing file (or a link, even a dangling one)
 // unless `force`; with `force` a link is replaced by the file, not written through.
 Expected<void> write_file(const std::string& path, const std::string& content, bool force);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dagsgd/model/expected.h"
+#include "dagsgd/model/io.h"
 #include "dagsgd/model/units.h"
 #include "dagsgd/trace/event.h"
 #include "dagsgd/trace/manifest.h"
@@ -151,6 +152,10 @@ model::Expected<ImportedRank> import_trace_text(std::string text, const std::str
 // The same with ImportOptions::kernel, window_bytes and threads (the rest is import_run's); an
 // Error when this CPU does not run the kernel named.
 model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
+                                                int rank_hint, FileReport& report,
+                                                const ImportOptions& options);
+// The same from a file's text as model::read_file_text gives it (mapped when large).
+model::Expected<ImportedRank> import_trace_text(model::FileText text, const std::string& where,
                                                 int rank_hint, FileReport& report,
                                                 const ImportOptions& options);
 
