@@ -657,7 +657,7 @@ void FileParser::finish(char* scratch, std::size_t scratch_bytes) {
   };
   // Our writer's traces arrive in order: no sort (and no copy of the table) for them. Others
   // sort 24-byte keys (the index keeps equal events in file order, as a stable sort would),
-  // then gather the 96-byte events once.
+  // then gather the 88-byte events once.
   auto& events = rank_.events;
   if (std::is_sorted(events.begin(), events.end(), before)) return;
   struct Key {
