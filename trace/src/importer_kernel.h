@@ -83,7 +83,8 @@ struct WalkResult {
 // events up to the ',' at `split`, the second the events after it, what follows the array and
 // the root's end. Each part reads its windows as the whole walk would, each into its own sink;
 // the second part reads its first window from `scratch` (a copy, so that neither part writes
-// bytes the other reads) and never within 4 KiB of `split` in the text.
+// bytes the other reads) and writes nothing into the text within kTextPadding + 16 bytes after
+// `split` (the first part's parser may read kTextPadding bytes past its last window).
 struct WalkPart {
   std::size_t split = 0;  // 0: the whole text, as one walk
   bool second = false;

@@ -532,7 +532,7 @@ enum class Events : std::uint8_t {
 // parser allows one level less.
 // `split` (0: none): stop at that ',' (kSplit), and read nothing past it, as the text after it
 // is another thread's (WalkPart). `scratch`: read the first window from this copy instead of
-// the text, and write nothing into the text within kTextPadding bytes of `p`.
+// the text, and write nothing into the text within kTextPadding + 16 bytes after `p`.
 inline Events read_events(od::parser& parser, od::parser& window_parser, char* text,
                           std::size_t size, std::size_t capacity, EventSink& sink,
                           std::size_t window, std::size_t p, std::size_t split, char* scratch) {
