@@ -192,10 +192,9 @@ Expected<std::string> read_gzip(int fd, const std::string& path, std::int64_t fi
   return out;
 }
 
-// The checks read_file makes before reading: an open descriptor and the file's stat, or the
-// error. `gz`: the file is gzip (by name and magic bytes).
+// The checks read_file makes before reading: opens `path` into `fd` and gives the file's stat,
+// or the error. `gz`: the file is gzip (by name and magic bytes).
 struct Opened {
-  int fd = -1;
   struct stat st {};
   bool gz = false;
 };
@@ -205,7 +204,6 @@ Expected<Opened> open_checked(const std::string& path, std::int64_t max_bytes, F
   fd.reset(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) return Error{"cannot read '" + path + "': " + std::strerror(errno)};
   Opened o;
-  o.fd = fd.get();
   if (::fstat(fd.get(), &o.st) != 0) {
     return Error{"cannot read '" + path + "': " + std::strerror(errno)};
   }

@@ -8,7 +8,11 @@ file. Each command runs REPS times, alternating; the medians and their ratio are
 wall time and of the CPU time (user + system) of each command: both are single-threaded, so on an
 idle machine the two agree, and on a loaded one the CPU time is the steadier figure.
 
-usage: analyze_vs_json_load.py DAGSGD [COPIES] [REPS]
+usage: analyze_vs_json_load.py DAGSGD [COPIES] [REPS] [OTHER_DAGSGD]
+
+OTHER_DAGSGD (another build, e.g. of an earlier commit) runs in the same loop, after DAGSGD, and
+gets its own line: a before/after comparison made minutes apart is no comparison on a machine
+whose speed moves.
 """
 import gzip
 import os
@@ -52,23 +56,27 @@ def main():
     dagsgd = sys.argv[1]
     copies = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     reps = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    others = sys.argv[4:5]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "trace.json")
         with open(path, "w", encoding="utf-8") as f:
             f.write(synthetic_trace(copies))
         size = os.path.getsize(path)
         load = [sys.executable, "-c", "import json,sys; json.load(open(sys.argv[1]))", path]
-        analyze = [dagsgd, "analyze", path]
-        py, ours = [], []
+        builds = [dagsgd] + others
+        py, ours = [], {b: [] for b in builds}
         for _ in range(reps):
             py.append(timed(load))
-            ours.append(timed(analyze))
+            for b in builds:
+                ours[b].append(timed([b, "analyze", path]))
     print(f"trace: {size / 1e6:.1f} MB ({copies} copies of nccl_data)")
-    for what, i in (("wall", 0), ("CPU", 1)):
-        p = statistics.median(t[i] for t in py)
-        o = statistics.median(t[i] for t in ours)
-        print(f"{what}: python3 json.load {p:.2f} s, dagsgd analyze {o:.2f} s "
-              f"(medians of {reps}): ratio {p / o:.1f}x")
+    for b in builds:
+        name = "dagsgd analyze" if b == dagsgd else f"{b} analyze"
+        for what, i in (("wall", 0), ("CPU", 1)):
+            p = statistics.median(t[i] for t in py)
+            o = statistics.median(t[i] for t in ours[b])
+            print(f"{what}: python3 json.load {p:.2f} s, {name} {o:.2f} s "
+                  f"(medians of {reps}): ratio {p / o:.1f}x")
 
 
 if __name__ == "__main__":
