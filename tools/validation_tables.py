@@ -5,7 +5,8 @@ usage: tools/validation_tables.py OUT/validation.json [OTHER/validation.json LAB
 
 Prints the mean and worst absolute error per mode, then per group (model, ranks, overlap, and
 whether the target profile is faster or slower than the source), then every prediction with
-every mode side by side. With a second file (e.g. the same grid re-predicted with
+every mode side by side, and (for a grid measured with `--repeats N`) how far each
+configuration's repeats lie from its median run. With a second file (e.g. the same grid re-predicted with
 `--reuse --no-cpu-model`) the summary gains a column for it, labelled LABEL.
 """
 import json
@@ -104,6 +105,26 @@ def main(argv):
                 cells += ["failed", "-"]
         print(f"| {k[0]} → {k[1]} | {k[2]} | {k[3]} | {k[4]} | "
               f"{measured:.3f} | " + " | ".join(cells) + " |")
+
+    rep = doc.get("repeatability")
+    if rep:
+        print()
+        print(f"Repeats: {doc.get('repeats')} runs per configuration; measured: the median "
+              f"mean iteration, trace: the repeat whose slowest rank computes the median time "
+              f"(marked *). The repeats lie within {100 * rep['mean_spread']:.1f}% of the median "
+              f"on average, {100 * rep['worst_spread']:.1f}% at worst ({rep['worst']}).")
+        print()
+        print("| profile | ranks | overlap | model | median (s) | repeats: mean iteration / "
+              "slowest rank's compute (ms) | spread |")
+        print("|---|---:|---|---|---:|---|---:|")
+        for m in doc["measured"]:
+            if "repeats" not in m:
+                continue
+            runs = ", ".join(
+                f"{1e3 * r['mean_iteration_s']:.1f} / {1e3 * r['slowest_rank_compute_s']:.1f}"
+                + ("*" if r["run_dir"] == m["run_dir"] else "") for r in m["repeats"])
+            print(f"| {m['profile']} | {m['ranks']} | {m['overlap']} | {m['model']} | "
+                  f"{m['mean_iteration_s']:.3f} | {runs} | {100 * m['repeat_spread']:.1f}% |")
 
 
 if __name__ == "__main__":

@@ -85,6 +85,14 @@ std::string validation_table(const ValidationReport& r) {
     }
     out += "\n";
   }
+  if (const auto rs = sim::summarize_repeats(r.measured); rs.configurations > 0) {
+    std::snprintf(line, sizeof line,
+                  "repeats: %d runs per configuration (measured: the median mean iteration; "
+                  "trace: the median slowest-rank compute); the repeats lie within %.1f%% of "
+                  "the median on average, %.1f%% at worst (%s)\n",
+                  r.repeats, rs.mean_spread * 100, rs.worst_spread * 100, rs.worst.c_str());
+    out += line;
+  }
   for (const auto& [mode, s] : sim::summarize(r.predictions)) {
     std::snprintf(line, sizeof line,
                   "mode %-10s %s: %d predictions, mean |error| %.1f%%, worst |error| %.1f%%",
@@ -117,13 +125,24 @@ std::string validation_json(const ValidationReport& r) {
   };
   Json measured = Json::array();
   for (const auto& m : r.measured) {
-    measured.push_back(outcome({{"profile", m.profile},
-                                {"ranks", m.ranks},
-                                {"overlap", m.overlap},
-                                {"model", m.model},
-                                {"run_dir", m.run_dir}},
-                               m.ok, {{"mean_iteration_s", m.mean_s}, {"p50_iteration_s", m.p50_s}},
-                               m.error));
+    Json run =
+        outcome({{"profile", m.profile},
+                 {"ranks", m.ranks},
+                 {"overlap", m.overlap},
+                 {"model", m.model},
+                 {"run_dir", m.run_dir}},
+                m.ok, {{"mean_iteration_s", m.mean_s}, {"p50_iteration_s", m.p50_s}}, m.error);
+    if (!m.repeats.empty()) {
+      Json repeats = Json::array();
+      for (const auto& x : m.repeats) {
+        repeats.push_back({{"run_dir", x.run_dir},
+                           {"mean_iteration_s", x.mean_s},
+                           {"slowest_rank_compute_s", x.compute_s}});
+      }
+      run["repeats"] = repeats;
+      run["repeat_spread"] = sim::repeat_spread(m);
+    }
+    measured.push_back(run);
   }
   Json rows = Json::array();
   for (const auto& p : r.predictions) {
@@ -145,18 +164,28 @@ std::string validation_json(const ValidationReport& r) {
                      {"mean_abs_error", s.mean_abs_error},
                      {"worst_abs_error", s.worst_abs_error}};
   }
+  // How far each configuration's repeats lie from its median run (null with one run each).
+  Json repeatability = nullptr;
+  if (const auto rs = sim::summarize_repeats(r.measured); rs.configurations > 0) {
+    repeatability = {{"configurations", rs.configurations},
+                     {"mean_spread", rs.mean_spread},
+                     {"worst_spread", rs.worst_spread},
+                     {"worst", rs.worst}};
+  }
   Json doc{{"tool_version", model::tool_version()},
            {"cores", r.cores},
            {"iterations", r.iterations},
            {"warmup", r.warmup},
            {"batch", r.batch},
            {"ranks_per_host", r.ranks_per_host},
+           {"repeats", r.repeats},
            {"host_cpu_model", r.host_cpu_model},
            {"network_model", r.network_model},
            {"profiles", profiles},
            {"measured", measured},
            {"predictions", rows},
            {"summary", summary},
+           {"repeatability", repeatability},
            {"problems", r.problems},
            {"wall_s", r.wall_s}};
   return doc.dump(2) + "\n";

@@ -250,6 +250,7 @@ model::Expected<void> write_grid(const std::string& path, const ExperimentGrid& 
   doc["batch"] = s.batch;
   doc["ranks_per_host"] = s.ranks_per_host;
   doc["bench_iterations"] = s.bench_iterations;
+  doc["repeats"] = s.repeats;
   return model::write_file(path, doc.dump(2) + "\n", true);
 }
 
@@ -301,6 +302,17 @@ model::Expected<bool> read_grid(const std::string& path, ExperimentNames& n,
                           "' missing or not an integer >= " + std::to_string(k.least)};
     }
     *k.field = doc[key].get<int>();
+  }
+  // Recorded since `--repeats`; a grid file from before measured every configuration once.
+  set.repeats = 1;
+  if (doc.contains("repeats")) {
+    const Json& r = doc["repeats"];
+    if (!r.is_number_integer() || r.get<std::int64_t>() < 1 ||
+        r.get<std::int64_t>() > kMaxRepeats) {
+      return model::Error{where + ": 'repeats' is not an integer from 1 to " +
+                          std::to_string(kMaxRepeats)};
+    }
+    set.repeats = r.get<int>();
   }
   n = got;
   s = set;
@@ -358,9 +370,13 @@ model::Expected<std::string> Experiments::benchmark(const ClusterProfile& p, int
   return bench_log;
 }
 
-Measurement Experiments::train(const ExperimentRun& run) const {
+std::string ExperimentRun::dir_name(int repeat) const {
+  return repeat <= 0 ? id() : id() + ".r" + std::to_string(repeat + 1);
+}
+
+Measurement Experiments::train(const ExperimentRun& run, int repeat) const {
   Measurement m;
-  m.run_dir = s_.out + "/runs/" + run.id();
+  m.run_dir = s_.out + "/runs/" + run.dir_name(repeat);
   if (!(s_.reuse && fs::is_regular_file(m.run_dir + "/" + trace::kManifestName))) {
     auto argv = on_cluster(run.profile, run.ranks);
     argv.push_back(s_.dagsgd);
@@ -372,9 +388,10 @@ Measurement Experiments::train(const ExperimentRun& run) const {
                  run.overlap, "--no-eval", "--trace", m.run_dir, "--force"});
     const double t0 = now_s();
     ProcessOptions po;
-    po.log = log_path("train_" + run.id());
+    po.log = log_path("train_" + run.dir_name(repeat));
     const ProcessResult r = run_process(argv, po);
-    std::fprintf(stderr, "validate: measured %-36s %5.1f s\n", run.id().c_str(), now_s() - t0);
+    std::fprintf(stderr, "validate: measured %-36s %5.1f s\n", run.dir_name(repeat).c_str(),
+                 now_s() - t0);
     if (!r.ok()) {
       m.error = failed("training run", r, po.log);
       return m;

@@ -23,6 +23,15 @@ using trace::TraceDag;
 
 namespace {
 
+// A rank's measured iterations: between its own boundaries, or the main rank's when it has none.
+std::vector<Interval> measured_windows(const trace::TraceDag& td, int r) {
+  auto ru = static_cast<std::size_t>(r);
+  const auto& b = td.rank_bounds[ru].size() >= 2 ? td.rank_bounds[ru] : td.rank_bounds[0];
+  std::vector<Interval> w;
+  for (std::size_t k = 0; k + 1 < b.size(); ++k) w.push_back({b[k], b[k + 1]});
+  return w;
+}
+
 // The DAG with every rank's computation on its machine's cores (ReplayOptions::cpus).
 model::Expected<model::Dag> host_cpu_dag(const TraceDag& td, const ReplayOptions& o,
                                          CpuModelInfo& info) {
@@ -137,6 +146,12 @@ const char* comm_source_name(CommSource s) {
   return i < std::size(kNames) ? kNames[i] : "";
 }
 
+std::vector<RankTime> measured_rank_times(const trace::TraceDag& td) {
+  std::vector<std::vector<Interval>> mw(static_cast<std::size_t>(td.ranks));
+  for (int r = 0; r < td.ranks; ++r) mw[static_cast<std::size_t>(r)] = measured_windows(td, r);
+  return detail::breakdowns(td, nullptr, mw, td.warmup);
+}
+
 model::Topology run_topology(const TraceDag& tdag) {
   model::Topology t;
   int p = std::max(1, tdag.ranks);
@@ -206,8 +221,7 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
   }
   for (int r = 0; r < td.ranks; ++r) {
     auto ru = static_cast<std::size_t>(r);
-    const auto& b = td.rank_bounds[ru].size() >= 2 ? td.rank_bounds[ru] : td.rank_bounds[0];
-    for (std::size_t k = 0; k + 1 < b.size(); ++k) mw[ru].push_back({b[k], b[k + 1]});
+    mw[ru] = measured_windows(td, r);
     sw[ru] = sim_main;
   }
   out.measured_ranks = detail::breakdowns(td, nullptr, mw, out.warmup);

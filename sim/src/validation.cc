@@ -226,6 +226,60 @@ std::vector<ValidationPrediction> Validator::predict_all(const std::vector<Measu
   return out;
 }
 
+int choose_median_repeat(const std::vector<double>& mean_s, const std::vector<bool>& ok) {
+  std::vector<int> done;
+  for (std::size_t i = 0; i < mean_s.size() && i < ok.size(); ++i) {
+    if (ok[i]) done.push_back(static_cast<int>(i));
+  }
+  if (done.empty()) return -1;
+  std::stable_sort(done.begin(), done.end(), [&](int a, int b) { return mean_s[a] < mean_s[b]; });
+  return done[(done.size() - 1) / 2];
+}
+
+void choose_repeat_trace(MeasuredRun& run) {
+  std::vector<double> compute;
+  const std::vector<bool> ok(run.repeats.size(), true);
+  for (const auto& r : run.repeats) compute.push_back(r.compute_s);
+  const int i = choose_median_repeat(compute, ok);
+  if (i >= 0) run.run_dir = run.repeats[static_cast<std::size_t>(i)].run_dir;
+}
+
+model::Expected<double> Validator::slowest_compute_s(const std::string& dir) {
+  std::string error;
+  const TracedWorkload* w = source_run(dir, error);
+  if (w == nullptr) return model::Error{error};
+  double slowest = 0;
+  for (const auto& r : measured_rank_times(w->dag())) {
+    slowest = std::max(slowest, static_cast<double>(r.compute) * 1e-9);
+  }
+  return slowest;
+}
+
+double repeat_spread(const MeasuredRun& run) {
+  double spread = 0;
+  if (!run.ok || run.mean_s <= 0) return spread;
+  for (const auto& r : run.repeats) {
+    spread = std::max(spread, std::abs(r.mean_s - run.mean_s) / run.mean_s);
+  }
+  return spread;
+}
+
+RepeatSummary summarize_repeats(const std::vector<MeasuredRun>& runs) {
+  RepeatSummary s;
+  for (const auto& r : runs) {
+    if (!r.ok || r.repeats.size() < 2) continue;
+    const double spread = repeat_spread(r);
+    ++s.configurations;
+    s.mean_spread += spread;
+    if (s.worst.empty() || spread > s.worst_spread) {
+      s.worst_spread = spread;
+      s.worst = r.profile + " p" + std::to_string(r.ranks) + " " + r.overlap + " " + r.model;
+    }
+  }
+  if (s.configurations > 0) s.mean_spread /= s.configurations;
+  return s;
+}
+
 std::map<std::string, ModeSummary> summarize(const std::vector<ValidationPrediction>& predictions) {
   std::map<std::string, ModeSummary> out;
   for (const auto& p : predictions) {

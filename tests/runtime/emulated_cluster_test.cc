@@ -58,6 +58,9 @@ TEST(EmulatedCluster, QuickGridAndTheOrderOfRuns) {
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].id(), "emu-600m_p2_wfbp_mlp-wide");
   EXPECT_EQ(runs[1].id(), "emu-250m_p2_wfbp_mlp-wide");
+  // The first repeat keeps the plain name, so a grid measured once reads as its first repeat.
+  EXPECT_EQ(runs[1].dir_name(0), "emu-250m_p2_wfbp_mlp-wide");
+  EXPECT_EQ(runs[1].dir_name(2), "emu-250m_p2_wfbp_mlp-wide.r3");
 
   // The full default grid: per model, rank count and overlap, every profile in a row.
   s = settings();
@@ -108,6 +111,7 @@ TEST(EmulatedCluster, TheGridReadsBackFromItsFile) {
   s.warmup = 5;
   s.batch = 32;
   s.bench_iterations = 7;
+  s.repeats = 3;
   auto g = resolve_experiments(n, s);
   ASSERT_TRUE(g.ok()) << g.error().message;
   const std::string dir = temp_dir("grid");
@@ -127,6 +131,7 @@ TEST(EmulatedCluster, TheGridReadsBackFromItsFile) {
   EXPECT_EQ(back.warmup, 5);
   EXPECT_EQ(back.batch, 32);
   EXPECT_EQ(back.bench_iterations, 7);
+  EXPECT_EQ(back.repeats, 3);
   EXPECT_EQ(back.cluster, s.cluster);  // not part of the grid: left as it was
 
   // No file: nothing read, nothing changed.
@@ -151,6 +156,21 @@ TEST(EmulatedCluster, TheGridReadsBackFromItsFile) {
   read = read_grid(path, names, back);
   ASSERT_FALSE(read.ok());
   EXPECT_NE(read.error().message.find("'batch' missing or not an integer >= 1"), std::string::npos)
+      << read.error().message;
+  // A grid file from before --repeats measured each configuration once.
+  std::ofstream(path) << R"({"profiles": ["emu-600m"], "ranks": [2], "overlaps": ["none"],
+                            "models": ["cnn"], "iterations": 20, "warmup": 4, "batch": 64,
+                            "ranks_per_host": 1, "bench_iterations": 10})";
+  read = read_grid(path, names, back);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(back.repeats, 1);
+  std::ofstream(path) << R"({"profiles": ["emu-600m"], "ranks": [2], "overlaps": ["none"],
+                            "models": ["cnn"], "iterations": 20, "warmup": 4, "batch": 64,
+                            "ranks_per_host": 1, "bench_iterations": 10, "repeats": 0})";
+  read = read_grid(path, names, back);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().message.find("'repeats' is not an integer from 1 to 20"),
+            std::string::npos)
       << read.error().message;
   std::ofstream(path) << "[1, 2";
   EXPECT_FALSE(read_grid(path, names, back).ok());

@@ -73,6 +73,30 @@ if command -v flock >/dev/null; then
     fail=1
   fi
 fi
+# --repeats 2 on the same grid measures only each configuration's second run (OUT/runs/ID.r2),
+# measures each configuration as the faster of two, predicts from the trace whose slowest rank
+# computes less, and says how far the repeats lie.
+if ! note="$("$DAGSGD" validate --quick --reuse --repeats 2 --out "$OUT" --emucluster "$EMU" 2>&1 >/dev/null)"; then
+  echo "FAIL: validate --quick --reuse --repeats 2 exited non-zero: $note"; fail=1
+elif [[ $(grep -c "validate: measured" <<<"$note") -ne 2 ]] || ! grep -q "measured .*\.r2 " <<<"$note"; then
+  echo "FAIL: --repeats 2 should measure the two .r2 runs alone: $note"; fail=1
+fi
+python3 - "$OUT" <<'PY' || fail=1
+import json, os, sys
+out = sys.argv[1]
+doc = json.load(open(os.path.join(out, "validation.json")))
+assert doc["repeats"] == 2, doc["repeats"]
+assert json.load(open(os.path.join(out, "grid.json")))["repeats"] == 2
+for m in doc["measured"]:
+    reps = m["repeats"]
+    assert [r["run_dir"] for r in reps] == [reps[0]["run_dir"], reps[0]["run_dir"] + ".r2"], reps
+    assert m["mean_iteration_s"] == min(r["mean_iteration_s"] for r in reps), m
+    assert all(r["slowest_rank_compute_s"] > 0 for r in reps), reps
+    assert m["run_dir"] == min(reps, key=lambda r: r["slowest_rank_compute_s"])["run_dir"], m
+assert doc["repeatability"]["configurations"] == 2, doc["repeatability"]
+assert len([p for p in doc["predictions"] if "predicted_iteration_s" in p]) == 8
+print("ok: --repeats 2 measures the median run and predicts from the median trace")
+PY
 # The docs' tables come from tools/validation_tables.py (beside the cluster script).
 tables="$(dirname "$EMU")/validation_tables.py"
 if ! out="$("$tables" "$OUT/validation.json")"; then

@@ -29,8 +29,8 @@ struct ValidateFlags {
 
 // The flags that choose the grid and how each run is measured (recorded in OUT/grid.json).
 constexpr const char* kGridFlags[] = {
-    "--profiles",   "--ranks",  "--overlap", "--models",         "--quick",
-    "--iterations", "--warmup", "--batch",   "--ranks-per-host", "--bench-iterations"};
+    "--profiles", "--ranks", "--overlap",        "--models",           "--quick",  "--iterations",
+    "--warmup",   "--batch", "--ranks-per-host", "--bench-iterations", "--repeats"};
 
 int run_validate(const ValidateFlags& flags) {
   ValidateFlags f = flags;
@@ -66,11 +66,42 @@ int run_validate(const ValidateFlags& flags) {
   for (const auto& p : grid->profiles) profiles.push_back(p.name);
   auto benchmark = [&](std::size_t p, int r) { return ex.benchmark(grid->profiles[p], r); };
   targets.calibrate(profiles, grid->ranks, benchmark, f.run.out + "/fabrics", rep.problems);
-  for (const auto& run : grid->runs()) {
-    const runtime::Measurement got = ex.train(run);
-    if (!got.ok) rep.problems.push_back(run.id() + ": " + got.error);
-    rep.measured.push_back({run.profile, run.ranks, run.overlap, run.model->name, got.run_dir,
-                            got.ok, got.mean_s, got.p50_s, got.cpus, got.error});
+  // With repeats, in rounds over the whole grid, so that a configuration's repeats are minutes
+  // apart rather than back to back; each configuration's measured time is then the median of its
+  // repeats', and its trace the repeat whose slowest rank computes the median time.
+  sim::Validator validator(!f.no_cpu_model, f.network_model);
+  const auto runs = grid->runs();
+  std::vector<std::vector<runtime::Measurement>> got(runs.size());
+  for (int repeat = 0; repeat < f.run.repeats; ++repeat) {
+    for (std::size_t i = 0; i < runs.size(); ++i) got[i].push_back(ex.train(runs[i], repeat));
+  }
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    std::vector<double> means;
+    std::vector<bool> ok;
+    for (const auto& m : got[i]) {
+      if (!m.ok)
+        rep.problems.push_back(runs[i].dir_name(static_cast<int>(means.size())) + ": " + m.error);
+      means.push_back(m.mean_s);
+      ok.push_back(m.ok);
+    }
+    const int median = sim::choose_median_repeat(means, ok);
+    const runtime::Measurement& m = got[i][median < 0 ? 0 : median];
+    sim::MeasuredRun run{runs[i].profile, runs[i].ranks, runs[i].overlap, runs[i].model->name,
+                         m.run_dir,       m.ok,          m.mean_s,        m.p50_s,
+                         m.cpus,          m.error};
+    if (got[i].size() > 1) {
+      for (const auto& r : got[i]) {
+        if (!r.ok) continue;
+        auto compute = validator.slowest_compute_s(r.run_dir);
+        if (!compute) {
+          rep.problems.push_back(compute.error().message);
+          continue;
+        }
+        run.repeats.push_back({r.run_dir, r.mean_s, *compute});
+      }
+      sim::choose_repeat_trace(run);
+    }
+    rep.measured.push_back(std::move(run));
   }
   if (runtime::stop_signal() != 0) {
     return report_error("interrupted by signal " + std::to_string(runtime::stop_signal()),
@@ -79,7 +110,6 @@ int run_validate(const ValidateFlags& flags) {
 
   // Each configuration predicted from the same configuration on every other profile; each
   // replay's own report beside the table, for a closer look.
-  sim::Validator validator(!f.no_cpu_model, f.network_model);
   auto keep = [&](const sim::ValidationPrediction& p, const sim::TracedWorkload& w) {
     return model::write_file(f.run.out + "/" + reports::validation_replay_file(rep.measured, p),
                              reports::replay_json(w.run(), w.dag(), *p.replay), true);
@@ -91,6 +121,7 @@ int run_validate(const ValidateFlags& flags) {
   rep.warmup = f.run.warmup;
   rep.batch = f.run.batch;
   rep.ranks_per_host = f.run.ranks_per_host;
+  rep.repeats = f.run.repeats;
   rep.host_cpu_model = !f.no_cpu_model;
   rep.network_model = f.network_model;
   for (const auto& p : grid->profiles) {
@@ -136,6 +167,10 @@ void add_validate(CLI::App& root, Action& action) {
   cmd->add_option("--bench-iterations", f->run.bench_iterations,
                   "micro-benchmark iterations per size (10)")
       ->check(whole_number(1, 1000000));  // what dagsgd-allreduce-bench takes
+  cmd->add_option("--repeats", f->run.repeats,
+                  "training runs per configuration, in rounds over the grid; the median run of "
+                  "each is predicted and predicts (1)")
+      ->check(whole_number(1, runtime::kMaxRepeats));
   cmd->add_option("--out", f->run.out, "output directory (validation)");
   cmd->add_option("--profiles-file", f->run.profiles_file,
                   "profile data (datasets/hardware/emucluster_profiles.json)");

@@ -46,6 +46,9 @@ struct ExperimentSettings {
   int warmup = 4;
   int batch = 64;
   int bench_iterations = 10;
+  // Training runs per configuration, in rounds over the whole grid (`validate --repeats`); the
+  // median run of each configuration is the one predicted and predicted from.
+  int repeats = 1;
   bool reuse = false;  // keep run directories and benchmark logs already in `out`
 };
 
@@ -56,7 +59,10 @@ struct ExperimentRun {
   std::string overlap;
   const TrainingModel* model = nullptr;
   std::string id() const;  // "emu-600m_p2_wfbp_mlp-wide"
+  // Its directory below runs/ for repeat `repeat` (from 0): id(), then id() + ".r2", ".r3", ...
+  std::string dir_name(int repeat) const;
 };
+inline constexpr int kMaxRepeats = 20;
 
 struct Measurement {
   bool ok = false;
@@ -101,7 +107,7 @@ model::Expected<void> write_profile_fabrics(const std::string& path,
 // The grid an output directory was measured with, kept as OUT/grid.json (kGridFile) so that a
 // later `validate --reuse` on it re-predicts the same runs: the resolved names (profiles, ranks,
 // overlaps, models) and the settings that change a measurement (iterations, warm-up, batch, ranks
-// per host, benchmark iterations).
+// per host, benchmark iterations, repeats).
 inline constexpr const char* kGridFile = "grid.json";
 model::Expected<void> write_grid(const std::string& path, const ExperimentGrid& g,
                                  const ExperimentSettings& s);
@@ -123,8 +129,8 @@ class Experiments {
   // The in-place non-blocking allreduce benchmark (what the runtime issues) on `profile` with
   // `ranks` ranks, from 32 KiB to 8 MiB; its log's path.
   model::Expected<std::string> benchmark(const ClusterProfile& profile, int ranks) const;
-  // Trains `run` with --trace; the manifest's statistics.
-  Measurement train(const ExperimentRun& run) const;
+  // Trains `run` (its repeat `repeat`, from 0) with --trace; the manifest's statistics.
+  Measurement train(const ExperimentRun& run, int repeat = 0) const;
   std::string log_path(const std::string& name) const;
 
  private:

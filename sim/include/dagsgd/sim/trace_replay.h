@@ -122,6 +122,10 @@ struct ReplayResult {
 model::Expected<ReplayResult> replay_trace(const trace::TraceDag& tdag,
                                            const ReplayOptions& options);
 
+// The measured per-rank means per iteration after the run's warm-up (ReplayResult's
+// measured_ranks), without replaying.
+std::vector<RankTime> measured_rank_times(const trace::TraceDag& tdag);
+
 // Simple topology for the run: nodes from the hosts the run recorded (ours) or 8 GPUs per node.
 model::Topology run_topology(const trace::TraceDag& tdag);
 

@@ -28,6 +28,18 @@ struct MeasuredRun {
   double p50_s = 0;
   int cpus = 0;  // CPUs the ranks shared, 0 when not recorded
   std::string error;
+  // With `validate --repeats N`: every repeat of this configuration that ran (its directory, mean
+  // iteration and its slowest rank's mean computation per iteration); empty with one repeat.
+  // `mean_s` (and p50_s, cpus) are then the repeat of median mean iteration, and `run_dir`, the
+  // trace predicted from, the repeat whose slowest rank computes the median time: a repeat whose
+  // iteration waits on a slow link can hide a rank slowed by the machine that a faster target
+  // would show (docs/validation.md, "Repeats").
+  struct Repeat {
+    std::string run_dir;
+    double mean_s = 0;
+    double compute_s = 0;
+  };
+  std::vector<Repeat> repeats;
   // Runs of one configuration on two fabrics predict each other.
   bool same_config(const MeasuredRun& o) const {
     return ranks == o.ranks && overlap == o.overlap && model == o.model;
@@ -135,12 +147,32 @@ class Validator {
                                                 std::vector<std::string>& problems);
   // The traced run (read once); nullptr with `error` set when it cannot be read.
   const TracedWorkload* source_run(const std::string& dir, std::string& error);
+  // The slowest rank's mean computation per iteration of the traced run in `dir` (s).
+  model::Expected<double> slowest_compute_s(const std::string& dir);
 
  private:
   bool host_cpu_model_;
   std::string network_model_;
   std::map<std::string, std::unique_ptr<TracedWorkload>> runs_;
 };
+
+// The repeat whose mean iteration is the median of those that succeeded (`ok`), the lower of
+// the two middle ones for an even count; -1 when none succeeded. Ties keep the earlier repeat.
+int choose_median_repeat(const std::vector<double>& mean_s, const std::vector<bool>& ok);
+
+// Picks `run`'s trace among its repeats (their compute_s filled in): the median by compute_s.
+void choose_repeat_trace(MeasuredRun& run);
+
+// How far the repeats of one configuration lie from its measured mean iteration: the largest
+// |mean - measured| / measured; 0 without repeats.
+double repeat_spread(const MeasuredRun& run);
+struct RepeatSummary {
+  int configurations = 0;  // with two repeats or more that succeeded
+  double mean_spread = 0;  // of repeat_spread over those configurations
+  double worst_spread = 0;
+  std::string worst;  // "<profile> p<ranks> <overlap> <model>" of the worst
+};
+RepeatSummary summarize_repeats(const std::vector<MeasuredRun>& runs);
 
 struct ModeSummary {
   int predictions = 0;  // that succeeded
