@@ -27,21 +27,14 @@ constexpr int kMaxBaseDepth = 8;
 
 const std::vector<std::string> kTopFields = {"schema", "name",    "description",
                                              "base",   "library", "framework"};
-const std::vector<std::string> kLibraryFields = {"kind",
-                                                 "name",
-                                                 "per_message_us",
-                                                 "per_collective_us",
-                                                 "efficiency",
-                                                 "connection_gbps",
-                                                 "connections",
-                                                 "bandwidth_limit",
-                                                 "eager_limit_bytes",
-                                                 "rendezvous_us",
-                                                 "blocking",
-                                                 "nonblocking",
-                                                 "nonblocking_in_place",
-                                                 "algorithms",
-                                                 "one_node_algorithms",
+const std::vector<std::string> kLibraryFields = {"kind",           "name",
+                                                 "per_message_us", "per_collective_us",
+                                                 "efficiency",     "connection_gbps",
+                                                 "connections",    "bandwidth_limit",
+                                                 "peer_transfers", "eager_limit_bytes",
+                                                 "rendezvous_us",  "blocking",
+                                                 "nonblocking",    "nonblocking_in_place",
+                                                 "algorithms",     "one_node_algorithms",
                                                  "protocols"};
 const std::vector<std::string> kFrameworkFields = {
     "name",     "call",        "grouping",       "per_collective_us",
@@ -516,6 +509,9 @@ Expected<StackSpec> build(const Merged& m) {
   auto limit = lib.text("bandwidth_limit", out, {"efficiency", "connection"}, "efficiency");
   if (!limit) return limit.error();
   l.bandwidth_limit = *limit;
+  auto peer = lib.text("peer_transfers", out, {"parallel", "serial"}, "parallel");
+  if (!peer) return peer.error();
+  l.peer_transfers = *peer;
   if (lib.has("eager_limit_bytes")) {
     double eager = 0;
     DAGSGD_TRY(num("eager_limit_bytes", 0, 1e12, 0, eager, 1));
@@ -666,6 +662,9 @@ Expected<void> validate_stack(const StackSpec& s) {
   if (!(l.per_message_ns >= 0) || !(l.per_collective_ns >= 0) || !(l.connection_bandwidth >= 0) ||
       !(l.rendezvous_ns >= 0) || l.connections < 1) {
     return Error{"library: costs, rates and the connection count must be >= 0 (connections >= 1)"};
+  }
+  if (l.peer_transfers != "parallel" && l.peer_transfers != "serial") {
+    return Error{"library.peer_transfers must be parallel or serial"};
   }
   if (l.kind == "mpi" && l.blocking.empty()) return Error{"library.blocking: missing"};
   if (l.kind == "nccl") {

@@ -68,6 +68,9 @@ std::string stack_to_json(const StackSpec& s) {
                                     "library.connection_gbps");
   lib["connections"] = constant(l.connections, s, "library.connections");
   lib["bandwidth_limit"] = constant(l.bandwidth_limit, s, "library.bandwidth_limit");
+  if (l.peer_transfers != "parallel" || !s.source_of("library.peer_transfers").empty()) {
+    lib["peer_transfers"] = constant(l.peer_transfers, s, "library.peer_transfers");
+  }
   if (l.eager_limit >= 0) {
     lib["eager_limit_bytes"] = constant(l.eager_limit, s, "library.eager_limit_bytes");
     lib["rendezvous_us"] =

@@ -156,6 +156,7 @@ const LinkUsage& FlowNetwork::usage_of(const model::FlowPattern& pattern, std::s
 
 void FlowNetwork::enter_phase(Running& r, double now) {
   r.transferring = false;
+  r.waiting = false;
   r.fixed_until = now + r.what->plan.amounts[r.phase].fixed;
 }
 
@@ -225,9 +226,24 @@ void FlowNetwork::recompute_rates() {
   for (std::size_t g = 0; g < who.size(); ++g) who[g]->rate = rates[g];
 }
 
+bool FlowNetwork::pair_taken(const Running& r) const {
+  auto pair = [](const model::Transfer& x) { return std::minmax(x.src, x.dst); };
+  const auto& mine = r.what->plan.pattern->phases[r.phase];
+  for (const auto& o : running_) {
+    if (&o == &r || !o.transferring) continue;
+    for (const auto& a : o.what->plan.pattern->phases[o.phase]) {
+      for (const auto& b : mine) {
+        if (pair(a) == pair(b)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 double FlowNetwork::next_exact() const {
   double t = kInf;
   for (const auto& r : running_) {
+    if (r.waiting) continue;  // starts when a phase that holds its pairs ends
     if (!r.transferring) {
       t = std::min(t, r.fixed_until);
     } else {
@@ -255,13 +271,10 @@ void FlowNetwork::advance(Nanos now, std::vector<TaskId>& finished) {
     for (auto& r : running_) {
       const auto& amount = r.what->plan.amounts[r.phase];
       bool phase_done = false;
-      if (!r.transferring && r.fixed_until <= t) {
+      if (!r.transferring && !r.waiting && r.fixed_until <= t) {
         const LinkUsage& u = usage_of(*r.what->plan.pattern, r.phase);
         if (amount.bytes > 0 && !u.empty()) {
-          r.transferring = true;
-          r.remaining = amount.bytes;
-          r.usage = &u;
-          rates_changed = true;
+          r.waiting = true;  // starts below, once its rank pairs are free
         } else {
           phase_done = true;
         }
@@ -281,6 +294,15 @@ void FlowNetwork::advance(Nanos now, std::vector<TaskId>& finished) {
       still.push_back(r);
     }
     running_ = std::move(still);
+    // The phases ready to move data start, in the order the collectives started.
+    for (auto& r : running_) {
+      if (!r.waiting || (serial_peers_ && pair_taken(r))) continue;
+      r.waiting = false;
+      r.transferring = true;
+      r.remaining = r.what->plan.amounts[r.phase].bytes;
+      r.usage = &usage_of(*r.what->plan.pattern, r.phase);
+      rates_changed = true;
+    }
     if (rates_changed) recompute_rates();
   }
 }

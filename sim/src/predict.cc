@@ -62,6 +62,8 @@ model::Expected<Run> simulate_once(Simulator& sim, const PredictRequest& req, in
   std::unique_ptr<FlowNetwork> net;
   if (flow != nullptr && !groups.empty()) {
     net = std::make_unique<FlowNetwork>(flow->cluster, flow->bandwidth_scale);
+    net->set_serial_peers(req.exchange.stack &&
+                          req.exchange.stack->library.peer_transfers == "serial");
     for (int it = 0; it < dag.iterations(); ++it) {
       for (int g = 0; g < dag.group_count(); ++g) {
         net->assign(dag.comm_id(it, g),

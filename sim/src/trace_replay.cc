@@ -108,6 +108,7 @@ model::Expected<SimResult> simulate_scaled(const TraceDag& td, const model::Dag&
   std::unique_ptr<FlowNetwork> net;
   if (comm_scale > 0 && !times.flows.empty()) {
     net = std::make_unique<FlowNetwork>(options.cluster, 1.0 / comm_scale);
+    net->set_serial_peers(options.stack && options.stack->library.peer_transfers == "serial");
   }
   for (std::size_t ci = 0; ci < td.collectives.size(); ++ci) {
     const auto& c = td.collectives[ci];

@@ -169,7 +169,13 @@ TEST(ReplayMpi, FlowTierAgreesWithoutSharingAndNamesTheBusiestLinks) {
   // libnbc's binomial tree for in-place MPI_Iallreduce, two full-size hops at 2 ranks) the flow
   // tier caps the transfers to the curve: on the slow wire the tree cannot keep up with the
   // curve at all; on the fast one collectives in flight together (wfbp's) overlap instead of
-  // queueing behind each other as in the analytical tier.
+  // queueing behind each other as in the analytical tier - where the stack lets transfers
+  // between two ranks run in parallel. The bundled stack moves one at a time per pair of ranks
+  // (library.peer_transfers "serial"), so this uses a copy that does not.
+  const std::string parallel = dir + "/ompi-parallel.json";
+  std::ofstream(parallel) << R"({"schema": "dagsgd-stack/1", "name": "ompi-parallel",)"
+                          << R"( "description": "test", "base": "openmpi-4.1-tcp", "library":)"
+                          << R"( {"peer_transfers": {"value": "parallel", "source": "test"}}})";
   auto calibrated = [&](const std::string& name, double line_gbps) {
     const std::string f = dir + "/" + name + ".json";
     std::ofstream(f) << R"({"name": ")" << name << R"(", "description": "test",)"
@@ -177,8 +183,7 @@ TEST(ReplayMpi, FlowTierAgreesWithoutSharingAndNamesTheBusiestLinks) {
                      << R"(, "achievable_gbps": 0.8, "latency_us": 10, "source": "test",)"
                      << R"( "allreduce_measured": [{"ranks": 2, "sizes_bytes": [1000,)"
                      << R"( 1000000], "latency_us": [100, 10000]}]})";
-    return "--intra " + name + " --inter " + name + " --fabric-file " + f +
-           " --stack openmpi-4.1-tcp";
+    return "--intra " + name + " --inter " + name + " --fabric-file " + f + " --stack " + parallel;
   };
   const double queued =
       replay(calibrated("wire08", 0.8) + " --network-model analytic")["predicted_iteration_s"];

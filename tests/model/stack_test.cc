@@ -82,6 +82,13 @@ TEST(Stack, OpenMpiTablesAreTheTunedAndLibnbcRules) {
   EXPECT_EQ(rule_algorithm(lib.nonblocking_in_place, 8, 1 << 20), "binomial");
   // The runtime's call is the in-place non-blocking one.
   EXPECT_EQ(&call_rules(*s), &lib.nonblocking_in_place);
+  // One tcp BTL connection per peer: transfers between two ranks run one at a time; NCCL's
+  // channels do not (the default).
+  EXPECT_EQ(lib.peer_transfers, "serial");
+  EXPECT_TRUE(contains(s->source_of("library.peer_transfers"), "btl_tcp_links"));
+  auto nccl = load_stack("nccl-2.7-ib");
+  ASSERT_TRUE(nccl.ok()) << nccl.error().message;
+  EXPECT_EQ(nccl->library.peer_transfers, "parallel");
 }
 
 TEST(Stack, BadFilesNameTheFileAndField) {
@@ -106,6 +113,14 @@ TEST(Stack, BadFilesNameTheFileAndField) {
   ASSERT_FALSE(unknown.ok());
   EXPECT_TRUE(contains(unknown.error().message, "unknown field 'speed'"))
       << unknown.error().message;
+
+  auto peers = parse_stack_json(
+      head + R"("base": "openmpi-4.1-tcp", "library": {"peer_transfers": {"value": "one",)" +
+          R"( "source": "s"}}})",
+      "bad.json");
+  ASSERT_FALSE(peers.ok());
+  EXPECT_TRUE(contains(peers.error().message, "library.peer_transfers")) << peers.error().message;
+  EXPECT_TRUE(contains(peers.error().message, "parallel")) << peers.error().message;
 
   auto no_base = parse_stack_json(head + R"("base": "no-such-stack"})", "bad.json");
   ASSERT_FALSE(no_base.ok());

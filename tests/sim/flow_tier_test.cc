@@ -210,6 +210,51 @@ TEST(FlowTier, TwoCollectivesInFlightShareTheLinks) {
   EXPECT_NEAR(most, 30e6, 1e3) << "the NIC port carried both";
 }
 
+// One transfer at a time per pair of ranks (a stack whose library.peer_transfers is "serial"):
+// on 3 nodes, a (0 -> 1), b (1 -> 0) and c (2 -> 0) start together with 10 MB each. In parallel
+// a has node 0's uplink alone while b and c share its downlink (both end at 20 MB / NIC). Serial,
+// b waits for a (the pair 0-1, whatever the direction), c has the downlink alone: a and c end at
+// 10 MB / NIC, b 10 MB later.
+TEST(FlowTier, SerialPeersMoveOneTransferAtATimeBetweenTwoRanks) {
+  const Plain p = plain(3, 1);
+  const double nic = fabric("10gbe").achievable_bandwidth * 1e-9;
+  for (bool serial : {false, true}) {
+    model::Dag dag;
+    auto res = dag.add_resource("collectives", 8);
+    FlowNetwork net(p.cluster);
+    net.set_serial_peers(serial);
+    net.assign(add_collective(dag, res), one_phase({{0, 1}}, 10e6));
+    net.assign(add_collective(dag, res), one_phase({{1, 0}}, 10e6));
+    net.assign(add_collective(dag, res), one_phase({{2, 0}}, 10e6));
+    const SimResult r = run(dag, net);
+    const double one = 10e6 / nic;
+    EXPECT_NEAR(static_cast<double>(r.finish[0]), one, 1.0) << serial;
+    EXPECT_NEAR(static_cast<double>(r.finish[1]), 2 * one, 1.0) << serial;
+    EXPECT_NEAR(static_cast<double>(r.finish[2]), serial ? one : 2 * one, 1.0) << serial;
+  }
+  // Two phases each (a reduce 1 -> 0, then a broadcast 0 -> 1, as libnbc's binomial tree on 2
+  // ranks): serial, the phases alternate between the two collectives in the order they became
+  // ready: a's reduce, b's reduce, a's broadcast, b's broadcast.
+  auto two_phases = [](double bytes) {
+    auto pattern = std::make_shared<model::FlowPattern>();
+    pattern->algorithm = "binomial";
+    pattern->phases = {{{1, 0}}, {{0, 1}}};
+    FlowPlan plan;
+    plan.pattern = pattern;
+    plan.amounts = {{0, bytes}, {0, bytes}};
+    return plan;
+  };
+  model::Dag dag;
+  auto res = dag.add_resource("collectives", 8);
+  FlowNetwork net(p.cluster);
+  net.set_serial_peers(true);
+  net.assign(add_collective(dag, res), two_phases(10e6));
+  net.assign(add_collective(dag, res), two_phases(10e6));
+  const SimResult r = run(dag, net);
+  EXPECT_NEAR(static_cast<double>(r.finish[0]), 3 * 10e6 / nic, 1.0);
+  EXPECT_NEAR(static_cast<double>(r.finish[1]), 4 * 10e6 / nic, 1.0);
+}
+
 // `n` collectives of 10 MB over the NIC at once, each transfer capped at a third of the NIC;
 // their finishing times.
 std::vector<double> capped_collectives(const Plain& p, double nic, int n) {

@@ -55,6 +55,11 @@ struct LibrarySpec {
   // What limits the library's bandwidth, and so what transfer calibration fits: "efficiency"
   // (a fraction of any link's rate) or "connection" (a rate per connection, whatever the link).
   std::string bandwidth_limit = "efficiency";
+  // How transfers between one pair of ranks share their connection(s) on the flow-level tier:
+  // "parallel" (each its max-min share) or "serial" (one at a time, whatever the direction: a
+  // phase of a collective waits while another collective's transfer holds one of its rank
+  // pairs; Open MPI's tcp BTL, one connection per peer progressed by each rank's one thread).
+  std::string peer_transfers = "parallel";
   // Overrides of the link's eager/rendezvous step (eager_limit < 0: the link's own).
   Bytes eager_limit = -1;
   double rendezvous_ns = 0;

@@ -64,6 +64,11 @@ class FlowNetwork final : public TaskTimer {
   // Task `t` runs `plan` when it starts (its DAG duration is not used). A per-transfer rate
   // limit `cap` (bytes/ns, 0 = none) applies to its transfers.
   void assign(model::TaskId t, model::FlowPlan plan, double cap = 0);
+  // One transfer at a time between two ranks, whatever its direction (model::LibrarySpec::
+  // peer_transfers "serial"): a phase whose fixed part is over waits while another collective's
+  // phase moves data between any pair of ranks it moves data between; waiting phases start in
+  // the order they became ready.
+  void set_serial_peers(bool serial) { serial_peers_ = serial; }
 
   bool handles(model::TaskId t) const override;
   void start(model::TaskId t, model::Nanos now) override;
@@ -85,6 +90,7 @@ class FlowNetwork final : public TaskTimer {
     const Assigned* what = nullptr;
     std::size_t phase = 0;
     bool transferring = false;
+    bool waiting = false;    // fixed part over, waiting for its rank pairs (serial peers)
     double fixed_until = 0;  // ns, while !transferring
     double remaining = 0;    // bytes per transfer, while transferring
     double rate = 0;         // bytes/ns per transfer
@@ -93,12 +99,15 @@ class FlowNetwork final : public TaskTimer {
 
   const LinkUsage& usage_of(const model::FlowPattern& pattern, std::size_t phase);
   void enter_phase(Running& r, double now);
+  // Whether another running collective's transfer holds one of `r`'s current rank pairs.
+  bool pair_taken(const Running& r) const;
   void progress_to(double now);
   void recompute_rates();
   double next_exact() const;
 
   std::shared_ptr<const model::ClusterTopology> cluster_;
-  double bandwidth_scale_ = 1;    // also scales the plans' per-transfer caps
+  double bandwidth_scale_ = 1;  // also scales the plans' per-transfer caps
+  bool serial_peers_ = false;
   std::vector<double> capacity_;  // bytes/ns per link
   std::unordered_map<model::TaskId, Assigned> assigned_;
   // Usage per (pattern, phase), made once.
