@@ -187,5 +187,17 @@ TEST(PredictCli, HostileNumbersExitTwoNamingTheFlagOrField) {
   std::filesystem::remove(fabric);
 }
 
+// validate's counts say their range before anything runs (no root needed).
+TEST(ValidateCli, RepeatsSayTheirRange) {
+  for (const char* bad : {"0", "21", "2.5"}) {
+    auto r = run_cli(std::string("validate --out /nonexistent/validate --repeats ") + bad);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.err;
+    EXPECT_NE(r.err.find("--repeats: must be a whole number from 1 to 20, got '" +
+                         std::string(bad) + "'"),
+              std::string::npos)
+        << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace dagsgd

@@ -168,8 +168,8 @@ void add_validate(CLI::App& root, Action& action) {
                   "micro-benchmark iterations per size (10)")
       ->check(whole_number(1, 1000000));  // what dagsgd-allreduce-bench takes
   cmd->add_option("--repeats", f->run.repeats,
-                  "training runs per configuration, in rounds over the grid; the median run of "
-                  "each is predicted and predicts (1)")
+                  "training runs per configuration, in rounds over the grid: measured as their "
+                  "median iteration, predicted from the repeat of median compute (1)")
       ->check(whole_number(1, runtime::kMaxRepeats));
   cmd->add_option("--out", f->run.out, "output directory (validation)");
   cmd->add_option("--profiles-file", f->run.profiles_file,
