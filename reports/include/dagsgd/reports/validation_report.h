@@ -22,7 +22,7 @@ struct ValidationReport {
   int warmup = 0;
   int batch = 0;
   int ranks_per_host = 1;
-  int repeats = 1;  // training runs per configuration (the median one is in `measured`)
+  int repeats = 1;  // training runs per configuration (`measured` holds each one's medians)
   bool host_cpu_model = true;
   std::string network_model = "flow";
   std::vector<ValidationProfile> profiles;

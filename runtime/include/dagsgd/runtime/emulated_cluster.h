@@ -46,8 +46,9 @@ struct ExperimentSettings {
   int warmup = 4;
   int batch = 64;
   int bench_iterations = 10;
-  // Training runs per configuration, in rounds over the whole grid (`validate --repeats`); the
-  // median run of each configuration is the one predicted and predicted from.
+  // Training runs per configuration, in rounds over the whole grid (`validate --repeats`); a
+  // configuration is measured as its repeats' median iteration and predicted from the repeat of
+  // median compute (sim::MeasuredRun::repeats).
   int repeats = 1;
   bool reuse = false;  // keep run directories and benchmark logs already in `out`
 };
