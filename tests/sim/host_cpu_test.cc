@@ -94,5 +94,97 @@ TEST(HostCpu, BadPlacementsAreErrors) {
   EXPECT_FALSE(with_host_cpus(dag, HostPlacement{{0, 0}, {2}}, 0.0).ok());
 }
 
+// Shared by time slicing (SharedCpus): every rank advances at cores / running ranks.
+SimResult shared_run(const Dag& dag, const HostPlacement& placement,
+                     std::vector<double> scale = {}) {
+  if (scale.empty()) {
+    scale.assign(dag.task_count(), 0.0);
+    for (model::TaskId id = 0; static_cast<std::size_t>(id) < dag.task_count(); ++id) {
+      if (dag.task(id).kind != TaskKind::kComm) scale[static_cast<std::size_t>(id)] = 1.0;
+    }
+  }
+  auto shared = share_host_cpus(dag, placement, scale);
+  EXPECT_TRUE(shared.ok()) << shared.error().message;
+  if (!shared) return {};
+  auto r = simulate(shared->dag, &shared->cpus);
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return r ? *r : SimResult{};
+}
+
+TEST(SharedCpus, FourRanksOnTwoCoresRunAtHalfSpeed) {
+  Dag dag = one_iteration(4);
+  // All four forwards at half a core: 20; the backwards: 40; the allreduce: 45 (the same total
+  // as queueing for cores, but every rank reaches the collective at 40).
+  auto r = shared_run(dag, HostPlacement{{0, 0, 0, 0}, {2}});
+  EXPECT_EQ(r.makespan, 45);
+  for (model::TaskId id = 0; id < 8; ++id) {
+    EXPECT_EQ(r.finish[static_cast<std::size_t>(id)], id % 2 == 0 ? 20 : 40) << id;
+  }
+  // Three ranks on two cores: two thirds of a core each (15, then 30), the collective 35.
+  EXPECT_EQ(shared_run(one_iteration(3), HostPlacement{{0, 0, 0}, {2}}).makespan, 35);
+  // No more ranks than cores: full speed.
+  EXPECT_EQ(shared_run(dag, HostPlacement{{0, 0, 1, 1}, {2, 2}}).makespan, 25);
+}
+
+// Two ranks on one core with different work and start times, hand-computed: rank 0 (10 + 10)
+// runs alone until rank 1 (30 + 10) starts at 4, so its forward has 6 left at half speed: ends
+// at 16, rank 1's has 24 left. Rank 0's backward (10) and rank 1's forward share: rank 0 ends
+// at 36 (rank 1's forward has 14 left), then rank 1 alone: 50, its backward 60, collective 65.
+TEST(SharedCpus, ShortTasksDoNotWaitOutLongOnes) {
+  Dag dag;
+  auto comm = dag.add_resource("comm");
+  auto s0 = dag.add_resource("w0.compute");
+  auto s1 = dag.add_resource("w1.compute");
+  auto delay = dag.add_resource("w1.before");
+  auto f0 = dag.add_task(Task{10, s0, 0, 0, 0, TaskKind::kForward});
+  auto b0 = dag.add_task(Task{10, s0, 0, 0, 0, TaskKind::kBackward});
+  auto wait = dag.add_task(Task{4, delay, -1, 0, 0, TaskKind::kComm});
+  auto f1 = dag.add_task(Task{30, s1, 1, 0, 0, TaskKind::kForward});
+  auto b1 = dag.add_task(Task{10, s1, 1, 0, 0, TaskKind::kBackward});
+  auto c = dag.add_task(Task{5, comm, -1, 0, 0, TaskKind::kComm});
+  dag.add_edge(f0, b0);
+  dag.add_edge(wait, f1);
+  dag.add_edge(f1, b1);
+  dag.add_edge(b0, c, model::EdgeKind::kCollectiveJoin);
+  dag.add_edge(b1, c, model::EdgeKind::kCollectiveJoin);
+  dag.finalize();
+  auto r = shared_run(dag, HostPlacement{{0, 0}, {1}});
+  EXPECT_EQ(r.finish[static_cast<std::size_t>(f0)], 16);
+  EXPECT_EQ(r.finish[static_cast<std::size_t>(b0)], 36);
+  EXPECT_EQ(r.finish[static_cast<std::size_t>(f1)], 50);
+  EXPECT_EQ(r.finish[static_cast<std::size_t>(b1)], 60);
+  EXPECT_EQ(r.makespan, 65);
+  // Queued for the core instead, rank 1's forward (ready at 4) takes it at 10 and rank 0's
+  // backward waits it out: 10-40, then 40-50; rank 1's backward 50-60.
+  auto queued = with_host_cpus(dag, HostPlacement{{0, 0}, {1}});
+  ASSERT_TRUE(queued.ok());
+  auto q = simulate(*queued);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->finish[static_cast<std::size_t>(b0)], 50);
+  EXPECT_EQ(q->makespan, 65);
+}
+
+// Durations are scaled as for the queued model; tasks of no scale keep their own duration and
+// run outside the timer.
+TEST(SharedCpus, ScaledAndUnscaledTasks) {
+  Dag dag = one_iteration(4);
+  std::vector<double> scale(dag.task_count(), 0.0);
+  for (model::TaskId id = 0; static_cast<std::size_t>(id) < dag.task_count(); ++id) {
+    if (dag.task(id).kind == TaskKind::kBackward) scale[static_cast<std::size_t>(id)] = 0.5;
+  }
+  auto shared = share_host_cpus(dag, HostPlacement{{0, 0, 0, 0}, {1}}, scale);
+  ASSERT_TRUE(shared.ok());
+  EXPECT_EQ(shared->dag.task(1).duration, 5);
+  EXPECT_EQ(shared->dag.task(1).resource, dag.task(1).resource);
+  EXPECT_TRUE(shared->cpus.handles(1));
+  EXPECT_FALSE(shared->cpus.handles(0));
+  EXPECT_FALSE(shared->cpus.handles(8));
+  // Forwards 10 in parallel; four 5-long backwards at a quarter core each: 30; collective 35.
+  auto r = shared_run(dag, HostPlacement{{0, 0, 0, 0}, {1}}, scale);
+  EXPECT_EQ(r.makespan, 35);
+  EXPECT_EQ(r.finish[1], 30);
+  EXPECT_FALSE(share_host_cpus(dag, HostPlacement{{0, 3, 0, 0}, {2}}, scale).ok());
+}
+
 }  // namespace
 }  // namespace dagsgd::sim
