@@ -1,4 +1,5 @@
-// Host CPUs as a resource: ranks beyond a host's cores wait for one; collectives are untouched.
+// Host CPUs shared by time slicing: ranks beyond a host's cores run slower; collectives are
+// untouched.
 #include "dagsgd/sim/host_cpu.h"
 
 #include <gtest/gtest.h>
@@ -31,78 +32,22 @@ Dag one_iteration(int workers) {
   return dag;
 }
 
-model::Nanos makespan(const Dag& dag) {
-  auto r = simulate(dag);
-  EXPECT_TRUE(r.ok());
-  return r ? r->makespan : -1;
-}
-
-TEST(HostCpu, RanksBeyondCoresWait) {
-  Dag dag = one_iteration(4);
-  EXPECT_EQ(makespan(dag), 25);
-  // Four ranks on one host with 2 cores: two chains run, the other two wait for cores.
-  auto shared = with_host_cpus(dag, HostPlacement{{0, 0, 0, 0}, {2}});
-  ASSERT_TRUE(shared.ok()) << shared.error().message;
-  EXPECT_EQ(makespan(*shared), 45);
-  // Two hosts with 2 cores each: no contention.
-  auto spread = with_host_cpus(dag, HostPlacement{{0, 0, 1, 1}, {2, 2}});
-  ASSERT_TRUE(spread.ok());
-  EXPECT_EQ(makespan(*spread), 25);
-  EXPECT_EQ(spread->task_count(), dag.task_count());
-  EXPECT_EQ(spread->edge_count(), dag.edge_count());
-}
-
-TEST(HostCpu, DurationsMeasuredUnderContentionAreScaledBack) {
-  HostPlacement measured{{0, 0, 0, 0}, {2}};
-  EXPECT_DOUBLE_EQ(oversubscription(measured, 0), 2.0);
-  EXPECT_DOUBLE_EQ(oversubscription(HostPlacement{{0, 1}, {2, 2}}, 0), 1.0);
-  // Durations that hold a 2x slowdown, replayed on a placement without contention.
-  auto r = with_host_cpus(one_iteration(4), HostPlacement{{0, 1, 2, 3}, {1, 1, 1, 1}},
-                          1.0 / oversubscription(measured, 0));
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(makespan(*r), 15);
-  // The collective keeps its duration and resource.
-  const model::Task& collective = r->tasks().back();
-  EXPECT_EQ(collective.duration, 5);
-  EXPECT_EQ(collective.resource, 0);
-}
-
-// Per task: only the tasks given a scale move onto the cores (here the backward passes, at half
-// their length); the forward passes keep their streams and durations.
-TEST(HostCpu, PerTaskChoiceAndScale) {
-  Dag dag = one_iteration(4);
+// `factor` for the tasks of `dag` that `on_cores` picks, 0 (left as they are) for the others.
+template <typename Pick>
+std::vector<double> cpu_scale(const Dag& dag, double factor, Pick on_cores) {
   std::vector<double> scale(dag.task_count(), 0.0);
   for (model::TaskId id = 0; static_cast<std::size_t>(id) < dag.task_count(); ++id) {
-    if (dag.task(id).kind == TaskKind::kBackward) scale[static_cast<std::size_t>(id)] = 0.5;
+    if (on_cores(dag.task(id).kind)) scale[static_cast<std::size_t>(id)] = factor;
   }
-  auto r = with_host_cpus(dag, HostPlacement{{0, 0, 0, 0}, {1}}, scale);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  // Forwards end at 10 in parallel; the four 5-long backwards share one core: 10 + 20, then 5.
-  EXPECT_EQ(makespan(*r), 35);
-  EXPECT_EQ(r->task(0).duration, 10);
-  EXPECT_EQ(r->task(0).resource, dag.task(0).resource);
-  EXPECT_EQ(r->task(1).duration, 5);
+  return scale;
 }
 
-TEST(HostCpu, BadPlacementsAreErrors) {
-  Dag dag = one_iteration(2);
-  auto missing = with_host_cpus(dag, HostPlacement{{0}, {2}});
-  ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("worker 1"), std::string::npos) << missing.error().message;
-  EXPECT_FALSE(with_host_cpus(dag, HostPlacement{{0, 3}, {2}}).ok());
-  EXPECT_FALSE(with_host_cpus(dag, HostPlacement{{0, 0}, {0}}).ok());
-  EXPECT_FALSE(with_host_cpus(dag, HostPlacement{{0, 0}, {2}}, 0.0).ok());
-}
+bool computation(TaskKind k) { return k != TaskKind::kComm; }
 
 // Shared by time slicing (SharedCpus): every rank advances at cores / running ranks.
 SimResult shared_run(const Dag& dag, const HostPlacement& placement,
                      std::vector<double> scale = {}) {
-  if (scale.empty()) {
-    scale.assign(dag.task_count(), 0.0);
-    for (model::TaskId id = 0; static_cast<std::size_t>(id) < dag.task_count(); ++id) {
-      if (dag.task(id).kind != TaskKind::kComm) scale[static_cast<std::size_t>(id)] = 1.0;
-    }
-  }
+  if (scale.empty()) scale = cpu_scale(dag, 1.0, computation);
   auto shared = share_host_cpus(dag, placement, scale);
   EXPECT_TRUE(shared.ok()) << shared.error().message;
   if (!shared) return {};
@@ -154,24 +99,15 @@ TEST(SharedCpus, ShortTasksDoNotWaitOutLongOnes) {
   EXPECT_EQ(r.finish[static_cast<std::size_t>(f1)], 50);
   EXPECT_EQ(r.finish[static_cast<std::size_t>(b1)], 60);
   EXPECT_EQ(r.makespan, 65);
-  // Queued for the core instead, rank 1's forward (ready at 4) takes it at 10 and rank 0's
-  // backward waits it out: 10-40, then 40-50; rank 1's backward 50-60.
-  auto queued = with_host_cpus(dag, HostPlacement{{0, 0}, {1}});
-  ASSERT_TRUE(queued.ok());
-  auto q = simulate(*queued);
-  ASSERT_TRUE(q.ok());
-  EXPECT_EQ(q->finish[static_cast<std::size_t>(b0)], 50);
-  EXPECT_EQ(q->makespan, 65);
+  // (A queue for the core, the model before, gave rank 1's forward, ready at 4, the core at 10,
+  // and rank 0's backward waited it out until 50.)
 }
 
 // Durations are scaled as for the queued model; tasks of no scale keep their own duration and
 // run outside the timer.
 TEST(SharedCpus, ScaledAndUnscaledTasks) {
   Dag dag = one_iteration(4);
-  std::vector<double> scale(dag.task_count(), 0.0);
-  for (model::TaskId id = 0; static_cast<std::size_t>(id) < dag.task_count(); ++id) {
-    if (dag.task(id).kind == TaskKind::kBackward) scale[static_cast<std::size_t>(id)] = 0.5;
-  }
+  auto scale = cpu_scale(dag, 0.5, [](TaskKind k) { return k == TaskKind::kBackward; });
   auto shared = share_host_cpus(dag, HostPlacement{{0, 0, 0, 0}, {1}}, scale);
   ASSERT_TRUE(shared.ok());
   EXPECT_EQ(shared->dag.task(1).duration, 5);
@@ -183,7 +119,27 @@ TEST(SharedCpus, ScaledAndUnscaledTasks) {
   auto r = shared_run(dag, HostPlacement{{0, 0, 0, 0}, {1}}, scale);
   EXPECT_EQ(r.makespan, 35);
   EXPECT_EQ(r.finish[1], 30);
-  EXPECT_FALSE(share_host_cpus(dag, HostPlacement{{0, 3, 0, 0}, {2}}, scale).ok());
+}
+
+TEST(SharedCpus, DurationsMeasuredUnderContentionAreScaledBack) {
+  HostPlacement measured{{0, 0, 0, 0}, {2}};
+  EXPECT_DOUBLE_EQ(oversubscription(measured, 0), 2.0);
+  EXPECT_DOUBLE_EQ(oversubscription(HostPlacement{{0, 1}, {2, 2}}, 0), 1.0);
+  // Durations that hold a 2x slowdown, replayed on a placement without contention.
+  Dag dag = one_iteration(4);
+  auto r = shared_run(dag, HostPlacement{{0, 1, 2, 3}, {1, 1, 1, 1}},
+                      cpu_scale(dag, 1.0 / oversubscription(measured, 0), computation));
+  EXPECT_EQ(r.makespan, 15);
+}
+
+TEST(SharedCpus, BadPlacementsAreErrors) {
+  Dag dag = one_iteration(2);
+  std::vector<double> scale(dag.task_count(), 1.0);
+  auto missing = share_host_cpus(dag, HostPlacement{{0}, {2}}, scale);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("worker 1"), std::string::npos) << missing.error().message;
+  EXPECT_FALSE(share_host_cpus(dag, HostPlacement{{0, 3}, {2}}, scale).ok());
+  EXPECT_FALSE(share_host_cpus(dag, HostPlacement{{0, 0}, {0}}, scale).ok());
 }
 
 }  // namespace

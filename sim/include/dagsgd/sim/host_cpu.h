@@ -1,5 +1,5 @@
-// Host CPUs as a resource: ranks placed on one host share its cores, so when ranks outnumber
-// cores their computation waits for a free core instead of running at full speed.
+// Host CPUs: ranks placed on one host share its cores, so when ranks outnumber cores their
+// computation runs slower than alone.
 #pragma once
 
 #include <cstdint>
@@ -20,30 +20,13 @@ struct HostPlacement {
 // time slicing: ranks on the host / cores, at least 1.
 double oversubscription(const HostPlacement& placement, int host);
 
-// A copy of `dag` (finalized) in which every per-worker task except communication (io, h2d,
-// forward, backward, update, host work) runs on one resource per host with one slot per core, so
-// at most `cores` of them run at once. Each such task's duration is multiplied by
-// `duration_scale`: durations measured under contention (e.g. 4 ranks on 2 cores) are divided by
-// the measured placement's oversubscription before they are replayed on another placement; with
-// the same placement on both sides the measured durations already hold the slowdown and this
-// transform is not needed. Communication tasks and tasks of no worker keep their resources.
-// Errors: a worker without a host, a host index out of range, a host without cores.
-model::Expected<model::Dag> with_host_cpus(const model::Dag& dag, const HostPlacement& placement,
-                                           double duration_scale = 1.0);
-// The same with a choice per task: `cpu_scale[t]` > 0 moves task t (of a placed worker) onto its
-// host's cores with its duration multiplied by that factor; 0 leaves it where it is (e.g. GPU
-// kernels, or communication). One entry per task.
-model::Expected<model::Dag> with_host_cpus(const model::Dag& dag, const HostPlacement& placement,
-                                           const std::vector<double>& cpu_scale);
-
 // Host CPUs shared by time slicing (processor sharing): every computation task of a host runs
 // at once, each at min(1, cores / running tasks) of a core, the rates recomputed whenever a
 // task starts or ends. This is how the kernel's scheduler shares a machine among more runnable
 // ranks than cores over any span longer than its slices (4 ms on this project's machines):
-// every rank advances, none waits for another rank's long task to end. (with_host_cpus, by
-// contrast, queues a task until a core is free, which makes a rank wait out the whole of two
-// other ranks' long layers.) As there, only computation counts: a rank waiting for a
-// collective takes no share.
+// every rank advances, none waits for another rank's long task to end (a queue for free cores,
+// the model before 2026-12-03, made a rank wait out two other ranks' long layers). Only
+// computation counts: a rank waiting for a collective takes no share.
 // A task timer (engine.h) for the tasks given to `assign`; one object per simulation.
 class SharedCpus final : public TaskTimer {
  public:
@@ -75,14 +58,17 @@ class SharedCpus final : public TaskTimer {
   std::uint64_t started_ = 0;
 };
 
-// The DAG and timer for shared host CPUs: the DAG keeps every task's resource (a rank's tasks
-// still run one at a time) with the durations of tasks moved onto CPUs multiplied by
-// `cpu_scale[t]` (> 0; 0 leaves the task as it is), and the timer decides when those end.
+// The DAG and timer for shared host CPUs: the DAG (a finalized copy of `dag`) keeps every
+// task's resource (a rank's tasks still run one at a time); `cpu_scale[t]` > 0 puts task t (of a
+// placed worker) on its host's cores with its duration multiplied by that factor, e.g. durations
+// measured under contention (4 ranks on 2 cores) divided by the measured oversubscription; 0
+// leaves it as it is (GPU kernels, communication). One entry per task; the timer decides when
+// the tasks on cores end.
 struct SharedCpuDag {
   model::Dag dag;
   SharedCpus cpus;
 };
-// Errors as with_host_cpus.
+// Errors: a worker without a host, a host index out of range, a host without cores.
 model::Expected<SharedCpuDag> share_host_cpus(const model::Dag& dag, const HostPlacement& placement,
                                               const std::vector<double>& cpu_scale);
 
