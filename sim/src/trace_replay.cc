@@ -8,7 +8,6 @@
 #include <iterator>
 #include <map>
 #include <memory>
-#include <optional>
 #include <set>
 
 #include "dagsgd/sim/flow_network.h"
@@ -34,8 +33,8 @@ std::vector<Interval> measured_windows(const trace::TraceDag& td, int r) {
 }
 
 // The DAG with every rank's computation on its machine's cores (ReplayOptions::cpus).
-model::Expected<SharedCpuDag> host_cpu_dag(const TraceDag& td, const ReplayOptions& o,
-                                           CpuModelInfo& info) {
+model::Expected<model::Dag> host_cpu_dag(const TraceDag& td, const ReplayOptions& o,
+                                         CpuModelInfo& info) {
   if (td.mode != trace::TraceMode::kSsgd) {
     return model::Error{
         "host-CPU model: it applies to `dagsgd train` runs, whose computation runs on the CPU; "
@@ -94,23 +93,6 @@ model::Expected<SharedCpuDag> host_cpu_dag(const TraceDag& td, const ReplayOptio
   return share_host_cpus(td.dag, target, scale);
 }
 
-// Two task timers as one: the flow network's collectives and the shared CPUs' computation.
-class TimerPair final : public TaskTimer {
- public:
-  TimerPair(TaskTimer& a, TaskTimer& b) : a_(a), b_(b) {}
-  bool handles(model::TaskId t) const override { return a_.handles(t) || b_.handles(t); }
-  void start(model::TaskId t, Nanos now) override { (a_.handles(t) ? a_ : b_).start(t, now); }
-  Nanos next_event() const override { return std::min(a_.next_event(), b_.next_event()); }
-  void advance(Nanos now, std::vector<model::TaskId>& finished) override {
-    a_.advance(now, finished);
-    b_.advance(now, finished);
-  }
-
- private:
-  TaskTimer& a_;
-  TaskTimer& b_;
-};
-
 // The DAG with the collectives' parts set to `times` scaled by `comm_scale` (0: free
 // communication), simulated; under the flow-level tier the collectives' transfers run on
 // `network` (with its links `1 / comm_scale` as fast), on a resource where they progress
@@ -118,7 +100,6 @@ class TimerPair final : public TaskTimer {
 model::Expected<SimResult> simulate_scaled(const TraceDag& td, const model::Dag& base,
                                            const detail::CollectiveTimes& times, double comm_scale,
                                            const ReplayOptions& options,
-                                           const SharedCpus* shared_cpus,
                                            std::unique_ptr<FlowNetwork>* network = nullptr) {
   model::Dag dag = base;
   auto scaled = [comm_scale](Nanos d) {
@@ -154,15 +135,7 @@ model::Expected<SimResult> simulate_scaled(const TraceDag& td, const model::Dag&
       }
     }
   }
-  std::optional<SharedCpus> cpus;
-  if (shared_cpus != nullptr) cpus.emplace(*shared_cpus);  // a fresh state per simulation
-  std::optional<TimerPair> both;
-  TaskTimer* timer = net.get();
-  if (cpus) {
-    timer = &*cpus;
-    if (net) timer = &both.emplace(*net, *cpus);
-  }
-  auto r = simulate(dag, timer);
+  auto r = simulate(dag, net.get());
   if (network != nullptr) *network = std::move(net);
   return r;
 }
@@ -211,12 +184,10 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
   if (times->used_measured_curves) out.comm.algorithm = model::kMeasuredAlgorithm;
 
   model::Dag base_dag = td.dag;
-  std::optional<SharedCpus> shared_cpus;
   if (options.cpus > 0) {
     auto cpu = host_cpu_dag(td, options, out.cpu);
     if (!cpu) return cpu.error();
-    base_dag = std::move(cpu->dag);
-    shared_cpus.emplace(std::move(cpu->cpus));
+    base_dag = std::move(*cpu);
   } else if (options.ranks_per_machine != 0) {
     return model::Error{"ranks per machine on the target need the cores of each machine"};
   }
@@ -224,8 +195,7 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
     return model::Error{"the flow-level tier replays onto a target fabric (give one)"};
   }
   std::unique_ptr<FlowNetwork> network;
-  const SharedCpus* cpus = shared_cpus ? &*shared_cpus : nullptr;
-  auto base_sim = simulate_scaled(td, base_dag, *times, 1.0, options, cpus, &network);
+  auto base_sim = simulate_scaled(td, base_dag, *times, 1.0, options, &network);
   if (!base_sim) return base_sim.error();
   out.sim = std::move(*base_sim);
   out.predicted_iteration = detail::sim_iterations(td, out.sim);
@@ -235,7 +205,7 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
                   ? (out.predicted_mean_s - out.measured_mean_s) / out.measured_mean_s
                   : 0;
   for (double scale : {0.0, 0.5}) {
-    auto s = simulate_scaled(td, base_dag, *times, scale, options, cpus);
+    auto s = simulate_scaled(td, base_dag, *times, scale, options);
     if (!s) return s.error();
     double m = detail::mean_s(detail::sim_iterations(td, *s), out.warmup);
     double rel = out.predicted_mean_s > 0 ? (m - out.predicted_mean_s) / out.predicted_mean_s : 0;

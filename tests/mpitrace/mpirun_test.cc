@@ -93,6 +93,40 @@ TEST(AllreduceBench, ConcurrentRequestsHaveTheirOwnTable) {
   EXPECT_NE(c.output.find(log), std::string::npos) << c.output;
 }
 
+// dagsgd-cpu-share-bench: the loop's median time with the waiting ranks sleeping and polling,
+// and their ratio (its value depends on the machine's cores, so only its consistency is checked).
+TEST(CpuShareBench, PrintsBothWaysAndTheirRatio) {
+  auto r = run(mpirun(3) + " " + DAGSGD_CPU_SHARE_BENCH +
+               " --compute-ranks 1 --spin-millions 2 --iterations 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("# dagsgd cpu share: 1 computing rank(s), 2 waiting"), std::string::npos)
+      << r.output;
+  std::map<std::string, double> values;
+  std::istringstream lines(r.output);
+  std::string key;
+  double value = 0;
+  while (lines >> key) {
+    if (key == "sleeping_ms" || key == "polling_ms" || key == "ratio") {
+      ASSERT_TRUE(lines >> value) << r.output;
+      values[key] = value;
+    } else {
+      lines.ignore(1 << 20, '\n');
+    }
+  }
+  ASSERT_EQ(values.size(), 3u) << r.output;
+  EXPECT_GT(values["sleeping_ms"], 0) << r.output;
+  EXPECT_GT(values["polling_ms"], 0) << r.output;
+  // Printed to 0.1 ms and 0.01.
+  EXPECT_NEAR(values["ratio"], values["polling_ms"] / values["sleeping_ms"],
+              0.006 + values["ratio"] * 0.06 / values["sleeping_ms"])
+      << r.output;
+
+  auto all = run(mpirun(2) + " " + DAGSGD_CPU_SHARE_BENCH + " --compute-ranks 2");
+  EXPECT_EQ(all.exit_code, 2) << all.output;
+  EXPECT_NE(all.output.find("--compute-ranks must be in 1..1 (got 2)"), std::string::npos)
+      << all.output;
+}
+
 TEST(MpiTrace, RecordsEveryBenchmarkCallWithItsBytes) {
   std::string dir = fresh_dir("bench");
   std::filesystem::create_directories(dir);

@@ -20,11 +20,12 @@ if(DAGSGD_WITH_MPI)
       DAGSGD_BINARY="$<TARGET_FILE:dagsgd>"
       DAGSGD_MPITRACE_LIB="$<TARGET_FILE:dagsgd-mpitrace>"
       DAGSGD_ALLREDUCE_BENCH="$<TARGET_FILE:dagsgd-allreduce-bench>"
+      DAGSGD_CPU_SHARE_BENCH="$<TARGET_FILE:dagsgd-cpu-share-bench>"
       DAGSGD_MPI_CALLS="$<TARGET_FILE:dagsgd-mpitrace-calls>"
       DAGSGD_MPI_THREADS="$<TARGET_FILE:dagsgd-mpitrace-threads>"
       DAGSGD_MPIEXEC="${MPIEXEC_EXECUTABLE}")
     add_dependencies(${name} dagsgd dagsgd-mpitrace dagsgd-allreduce-bench dagsgd-mpitrace-calls
-      dagsgd-mpitrace-threads)
+      dagsgd-mpitrace-threads dagsgd-cpu-share-bench)
     dagsgd_warnings(${name})
     dagsgd_add_gtests(${name} SOURCES ${mpitrace_test_dir}/${src} LABELS ${labels}
       PROPERTIES RUN_SERIAL TRUE TIMEOUT 300)

@@ -1,5 +1,5 @@
-// Host CPUs shared by time slicing: ranks beyond a host's cores run slower; collectives are
-// untouched.
+// Host CPUs shared by time slicing among always-runnable ranks: ranks beyond a host's cores run
+// slower, also while their neighbours wait; collectives are untouched.
 #include "dagsgd/sim/host_cpu.h"
 
 #include <gtest/gtest.h>
@@ -44,22 +44,21 @@ std::vector<double> cpu_scale(const Dag& dag, double factor, Pick on_cores) {
 
 bool computation(TaskKind k) { return k != TaskKind::kComm; }
 
-// Shared by time slicing (SharedCpus): every rank advances at cores / running ranks.
+// Simulated on the hosts' shared cores.
 SimResult shared_run(const Dag& dag, const HostPlacement& placement,
                      std::vector<double> scale = {}) {
   if (scale.empty()) scale = cpu_scale(dag, 1.0, computation);
   auto shared = share_host_cpus(dag, placement, scale);
   EXPECT_TRUE(shared.ok()) << shared.error().message;
   if (!shared) return {};
-  auto r = simulate(shared->dag, &shared->cpus);
+  auto r = simulate(*shared, nullptr);
   EXPECT_TRUE(r.ok()) << r.error().message;
   return r ? *r : SimResult{};
 }
 
-TEST(SharedCpus, FourRanksOnTwoCoresRunAtHalfSpeed) {
+TEST(HostCpus, FourRanksOnTwoCoresRunAtHalfSpeed) {
   Dag dag = one_iteration(4);
-  // All four forwards at half a core: 20; the backwards: 40; the allreduce: 45 (the same total
-  // as queueing for cores, but every rank reaches the collective at 40).
+  // All four forwards at half a core: 20; the backwards: 40; the allreduce: 45.
   auto r = shared_run(dag, HostPlacement{{0, 0, 0, 0}, {2}});
   EXPECT_EQ(r.makespan, 45);
   for (model::TaskId id = 0; id < 8; ++id) {
@@ -71,11 +70,12 @@ TEST(SharedCpus, FourRanksOnTwoCoresRunAtHalfSpeed) {
   EXPECT_EQ(shared_run(dag, HostPlacement{{0, 0, 1, 1}, {2, 2}}).makespan, 25);
 }
 
-// Two ranks on one core with different work and start times, hand-computed: rank 0 (10 + 10)
-// runs alone until rank 1 (30 + 10) starts at 4, so its forward has 6 left at half speed: ends
-// at 16, rank 1's has 24 left. Rank 0's backward (10) and rank 1's forward share: rank 0 ends
-// at 36 (rank 1's forward has 14 left), then rank 1 alone: 50, its backward 60, collective 65.
-TEST(SharedCpus, ShortTasksDoNotWaitOutLongOnes) {
+// Two ranks on one core with different work and start times: rank 0 (10 + 10) and rank 1
+// (30 + 10, from 4) each run at half a core all the time, also while the other waits for the
+// collective (an MPI rank waits by polling): rank 0 ends at 40, rank 1 at 4 + 80 = 84, the
+// collective at 89. (Sharing the core only among computing ranks gave rank 0 36 and rank 1 60:
+// the time rank 0 spends polling in the collective was given to rank 1.)
+TEST(HostCpus, WaitingRanksKeepTheirShare) {
   Dag dag;
   auto comm = dag.add_resource("comm");
   auto s0 = dag.add_resource("w0.compute");
@@ -94,45 +94,43 @@ TEST(SharedCpus, ShortTasksDoNotWaitOutLongOnes) {
   dag.add_edge(b1, c, model::EdgeKind::kCollectiveJoin);
   dag.finalize();
   auto r = shared_run(dag, HostPlacement{{0, 0}, {1}});
-  EXPECT_EQ(r.finish[static_cast<std::size_t>(f0)], 16);
-  EXPECT_EQ(r.finish[static_cast<std::size_t>(b0)], 36);
-  EXPECT_EQ(r.finish[static_cast<std::size_t>(f1)], 50);
-  EXPECT_EQ(r.finish[static_cast<std::size_t>(b1)], 60);
-  EXPECT_EQ(r.makespan, 65);
-  // (A queue for the core, the model before, gave rank 1's forward, ready at 4, the core at 10,
-  // and rank 0's backward waited it out until 50.)
+  EXPECT_EQ(r.finish[static_cast<std::size_t>(f0)], 20);
+  EXPECT_EQ(r.finish[static_cast<std::size_t>(b0)], 40);
+  EXPECT_EQ(r.finish[static_cast<std::size_t>(f1)], 64);
+  EXPECT_EQ(r.finish[static_cast<std::size_t>(b1)], 84);
+  EXPECT_EQ(r.makespan, 89);
 }
 
-// Durations are scaled as for the queued model; tasks of no scale keep their own duration and
-// run outside the timer.
-TEST(SharedCpus, ScaledAndUnscaledTasks) {
+// Durations are scaled by the given factor and the oversubscription; tasks of no scale keep
+// their own duration.
+TEST(HostCpus, ScaledAndUnscaledTasks) {
   Dag dag = one_iteration(4);
   auto scale = cpu_scale(dag, 0.5, [](TaskKind k) { return k == TaskKind::kBackward; });
   auto shared = share_host_cpus(dag, HostPlacement{{0, 0, 0, 0}, {1}}, scale);
   ASSERT_TRUE(shared.ok());
-  EXPECT_EQ(shared->dag.task(1).duration, 5);
-  EXPECT_EQ(shared->dag.task(1).resource, dag.task(1).resource);
-  EXPECT_TRUE(shared->cpus.handles(1));
-  EXPECT_FALSE(shared->cpus.handles(0));
-  EXPECT_FALSE(shared->cpus.handles(8));
-  // Forwards 10 in parallel; four 5-long backwards at a quarter core each: 30; collective 35.
+  EXPECT_EQ(shared->task(1).duration, 20);  // 10 x 0.5 x 4 ranks per core
+  EXPECT_EQ(shared->task(1).resource, dag.task(1).resource);
+  EXPECT_EQ(shared->task(0).duration, 10);
+  EXPECT_EQ(shared->task(8).duration, 5);
+  // Forwards 10 in parallel; backwards 20: 30; collective 35.
   auto r = shared_run(dag, HostPlacement{{0, 0, 0, 0}, {1}}, scale);
   EXPECT_EQ(r.makespan, 35);
   EXPECT_EQ(r.finish[1], 30);
 }
 
-TEST(SharedCpus, DurationsMeasuredUnderContentionAreScaledBack) {
+TEST(HostCpus, DurationsMeasuredUnderContentionAreScaledBack) {
   HostPlacement measured{{0, 0, 0, 0}, {2}};
   EXPECT_DOUBLE_EQ(oversubscription(measured, 0), 2.0);
   EXPECT_DOUBLE_EQ(oversubscription(HostPlacement{{0, 1}, {2, 2}}, 0), 1.0);
   // Durations that hold a 2x slowdown, replayed on a placement without contention.
   Dag dag = one_iteration(4);
-  auto r = shared_run(dag, HostPlacement{{0, 1, 2, 3}, {1, 1, 1, 1}},
-                      cpu_scale(dag, 1.0 / oversubscription(measured, 0), computation));
-  EXPECT_EQ(r.makespan, 15);
+  auto scale = cpu_scale(dag, 1.0 / oversubscription(measured, 0), computation);
+  EXPECT_EQ(shared_run(dag, HostPlacement{{0, 1, 2, 3}, {1, 1, 1, 1}}, scale).makespan, 15);
+  // ... and on the placement they were measured on: as measured.
+  EXPECT_EQ(shared_run(dag, measured, scale).makespan, 25);
 }
 
-TEST(SharedCpus, BadPlacementsAreErrors) {
+TEST(HostCpus, BadPlacementsAreErrors) {
   Dag dag = one_iteration(2);
   std::vector<double> scale(dag.task_count(), 1.0);
   auto missing = share_host_cpus(dag, HostPlacement{{0}, {2}}, scale);

@@ -118,8 +118,9 @@ void add_replay(CLI::App& root, Action& action) {
       ->check(CLI::IsMember({"model", "measured"}));
   sub->add_option("--cpus", o->cpus,
                   "Model host CPUs (dagsgd train runs): each machine has this many cores, shared "
-                  "by its ranks' computation; traced durations are first divided by the traced "
-                  "ranks per CPU (from the run's manifest)")
+                  "by all its ranks (MPI ranks poll while they wait); traced durations are "
+                  "divided by the traced ranks per CPU (from the run's manifest) and multiplied "
+                  "by the target's")
       ->check(worker_count());
   sub->add_option("--ranks-per-machine", o->ranks_per_machine,
                   "With --cpus: ranks per machine on the target, consecutive ranks together "
