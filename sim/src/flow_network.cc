@@ -130,6 +130,25 @@ double isolated_time_ns(const model::ClusterTopology& cluster, const model::Flow
   return t;
 }
 
+void fit_plan_to(model::FlowPlan& plan, const model::ClusterTopology& cluster, double target) {
+  double fixed = 0;
+  double bytes = 0;
+  for (const auto& a : plan.amounts) {
+    fixed += a.fixed;
+    bytes += a.bytes;
+  }
+  const double ideal = isolated_time_ns(cluster, plan);
+  if (bytes <= 0 || target <= 0) return;
+  if (target >= ideal) {
+    const double extra = target - ideal;
+    for (auto& a : plan.amounts) a.fixed += extra * a.bytes / bytes;
+    return;
+  }
+  const double transfers = ideal - fixed;
+  const double keep = fixed > 0 ? std::max(0.0, target - transfers) / fixed : 0;
+  for (auto& a : plan.amounts) a.fixed *= keep;
+}
+
 FlowNetwork::FlowNetwork(std::shared_ptr<const model::ClusterTopology> cluster,
                          double bandwidth_scale)
     : cluster_(std::move(cluster)), bandwidth_scale_(bandwidth_scale) {

@@ -176,29 +176,6 @@ model::Expected<CommModelInfo> choose_comm_model(const TraceDag& td, const Repla
 
 namespace {
 
-// Fits `plan` (the formula's pattern on the cluster) to a collective whose time is `target` ns
-// (its modeled time without the slowest rank's tail) under the flow-level tier. Returns the
-// per-transfer cap (bytes/ns) under which, alone, it takes `target` when a measured curve says it
-// is slower than the links allow (0: no cap); when faster, its fixed parts shrink instead.
-double fit_to(model::FlowPlan& plan, const model::ClusterTopology& cluster, double target) {
-  double fixed = 0;
-  double bytes = 0;
-  for (const auto& a : plan.amounts) {
-    fixed += a.fixed;
-    bytes += a.bytes;
-  }
-  const double ideal = isolated_time_ns(cluster, plan);
-  if (bytes <= 0 || target <= 0) return 0;
-  if (target >= ideal) {
-    // Every phase's transfers slowed to one rate.
-    return bytes / std::max(1e-9, target - fixed);
-  }
-  const double transfers = ideal - fixed;
-  const double keep = fixed > 0 ? std::max(0.0, target - transfers) / fixed : 0;
-  for (auto& a : plan.amounts) a.fixed *= keep;
-  return 0;
-}
-
 // Splits a rooted plan where its root has the result: the root waits for its reduction and
 // for the share `kept` (0..1) of its broadcast that the transport does not take off its hands
 // (a large message does not fit the socket buffers), and the rest of the broadcast runs on the
@@ -313,9 +290,7 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
   RootSplit root_split;
   if (flow) {
     out.flows.resize(td.collectives.size());
-    out.flow_caps.assign(td.collectives.size(), 0);
     out.spread_flows.resize(td.collectives.size());
-    out.spread_caps.assign(td.collectives.size(), 0);
   }
   for (std::size_t ci = 0; ci < td.collectives.size(); ++ci) {
     const auto& c = td.collectives[ci];
@@ -365,9 +340,8 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
                   : 0.0;
         auto [root, others] = root_split(plan, kept);
         if (curve) {
-          out.flow_caps[ci] = fit_to(root, *options.cluster, static_cast<double>(ph.first));
-          out.spread_caps[ci] =
-              fit_to(others, *options.cluster, static_cast<double>(ph.total() - ph.first));
+          fit_plan_to(root, *options.cluster, static_cast<double>(ph.first));
+          fit_plan_to(others, *options.cluster, static_cast<double>(ph.total() - ph.first));
           tail = 0;
         }
         plan = std::move(root);
@@ -376,8 +350,7 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
         // What was measured there decides how long; the topology, what the transfers share.
         // The transfers end when the last rank has its result: the slowest rank's latency,
         // whose spread over the average one is then no longer a tail of its own.
-        out.flow_caps[ci] =
-            fit_to(plan, *options.cluster, static_cast<double>(ph.startup + ph.body + ph.tail));
+        fit_plan_to(plan, *options.cluster, static_cast<double>(ph.startup + ph.body + ph.tail));
         tail = 0;
       }
       out.flows[ci] = std::move(plan);

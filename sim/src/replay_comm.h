@@ -18,14 +18,12 @@ model::Expected<CommModelInfo> choose_comm_model(const trace::TraceDag& td,
 // their measured time as the body.
 struct CollectiveTimes {
   std::vector<model::CollectivePhases> phases;
-  // Flow-level tier: per collective, its transfers (pattern null: not a flow task) and the rate
-  // cap of each transfer (bytes/ns, 0 = none) that makes it as slow as a measured curve says.
+  // Flow-level tier: per collective, its transfers (pattern null: not a flow task), fitted to a
+  // measured curve where one prices it (sim::fit_plan_to).
   std::vector<model::FlowPlan> flows;
-  std::vector<double> flow_caps;
   // A rooted algorithm's later phases (the broadcast), on the collective's spread task, which
-  // every rank but the root waits for (pattern null: none), and their cap.
+  // every rank but the root waits for (pattern null: none).
   std::vector<model::FlowPlan> spread_flows;
-  std::vector<double> spread_caps;
   std::vector<bool> modeled_tails;  // the per-rank lag tasks take the modeled tail
   int modeled = 0;
   int measured = 0;

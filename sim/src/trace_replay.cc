@@ -126,12 +126,12 @@ model::Expected<SimResult> simulate_scaled(const TraceDag& td, const model::Dag&
       model::FlowPlan plan = times.flows[ci];
       for (auto& a : plan.amounts) a.fixed *= comm_scale;
       dag.mutable_task(c.task).resource = td.concurrent_resource;
-      net->assign(c.task, std::move(plan), times.flow_caps[ci] / comm_scale);
+      net->assign(c.task, std::move(plan));
       if (times.spread_flows[ci].pattern) {
         model::FlowPlan rest = times.spread_flows[ci];
         for (auto& a : rest.amounts) a.fixed *= comm_scale;
         dag.mutable_task(c.spread_task).resource = td.concurrent_resource;
-        net->assign(c.spread_task, std::move(rest), times.spread_caps[ci] / comm_scale);
+        net->assign(c.spread_task, std::move(rest));
       }
     }
   }

@@ -255,6 +255,48 @@ TEST(FlowTier, SerialPeersMoveOneTransferAtATimeBetweenTwoRanks) {
   EXPECT_NEAR(static_cast<double>(r.finish[1]), 4 * 10e6 / nic, 1.0);
 }
 
+// A measured curve slower than the links (sim::fit_plan_to): what the links do not explain is
+// the library's own time, a fixed part before each phase's transfers in proportion to their bytes,
+// and the transfers keep the NIC's rate. Two such 2-rank collectives (reduce 1 -> 0, broadcast
+// 0 -> 1, 10 MB each, measured at twice their time on the wire: one = 10 MB / NIC) under serial
+// peers: a fixed [0, 1], reduce [1, 2], fixed [2, 3], broadcast [3, 4]; b's reduce waits for the
+// pair until 2, [2, 3], then fixed [3, 4], broadcast [4, 5]. Slowed to one rate instead (half the
+// NIC) each transfer would hold the pair for 2 and they would end at 6 and 8.
+TEST(FlowTier, AMeasuredCurveSlowerThanTheLinksLeavesThePairFreeMeanwhile) {
+  const Plain p = plain(2, 1);
+  const double nic = fabric("10gbe").achievable_bandwidth * 1e-9;
+  const double one = 10e6 / nic;
+  auto fitted = [&] {
+    auto pattern = std::make_shared<model::FlowPattern>();
+    pattern->algorithm = "binomial";
+    pattern->phases = {{{1, 0}}, {{0, 1}}};
+    FlowPlan plan;
+    plan.pattern = pattern;
+    plan.amounts = {{0, 10e6}, {0, 10e6}};
+    fit_plan_to(plan, *p.cluster, 4 * one);
+    EXPECT_NEAR(plan.amounts[0].fixed, one, 1e-6);
+    EXPECT_NEAR(plan.amounts[1].fixed, one, 1e-6);
+    EXPECT_EQ(plan.amounts[0].bytes, 10e6);
+    EXPECT_NEAR(isolated_time_ns(*p.cluster, plan), 4 * one, 1e-3);
+    return plan;
+  };
+  model::Dag dag;
+  auto res = dag.add_resource("collectives", 8);
+  FlowNetwork net(p.cluster);
+  net.set_serial_peers(true);
+  net.assign(add_collective(dag, res), fitted());
+  net.assign(add_collective(dag, res), fitted());
+  const SimResult r = run(dag, net);
+  EXPECT_NEAR(static_cast<double>(r.finish[0]), 4 * one, 1.0);
+  EXPECT_NEAR(static_cast<double>(r.finish[1]), 5 * one, 1.0);
+  // Faster than the links allow: the fixed parts shrink, the transfers stay.
+  FlowPlan fast = fitted();
+  fit_plan_to(fast, *p.cluster, 3 * one);
+  EXPECT_NEAR(isolated_time_ns(*p.cluster, fast), 3 * one, 1e-3);
+  fit_plan_to(fast, *p.cluster, one);
+  EXPECT_NEAR(isolated_time_ns(*p.cluster, fast), 2 * one, 1e-3);
+}
+
 // `n` collectives of 10 MB over the NIC at once, each transfer capped at a third of the NIC;
 // their finishing times.
 std::vector<double> capped_collectives(const Plain& p, double nic, int n) {

@@ -41,6 +41,14 @@ struct LinkLoad {
 double isolated_time_ns(const model::ClusterTopology& cluster, const model::FlowPlan& plan,
                         double bandwidth_scale = 1);
 
+// Fits `plan` so that alone on `cluster` it takes `target` ns (a measured curve's time). Slower
+// than the links allow: the difference is the library's own time (progress, reduction, the
+// ranks' scheduling), added to the phases' fixed parts in proportion to their bytes, and the
+// transfers keep the links' rate, so another collective's transfers may use a connection while
+// this one is not moving data on it (docs/communication.md, "Collectives in flight together").
+// Faster: the fixed parts shrink (to none at the least).
+void fit_plan_to(model::FlowPlan& plan, const model::ClusterTopology& cluster, double target);
+
 // One link's load over a window of time, for reports.
 struct LinkUse {
   std::string link;        // "n0.gpu3 -> n0.plx1"
