@@ -156,9 +156,9 @@ FlowNetwork::FlowNetwork(std::shared_ptr<const model::ClusterTopology> cluster,
   for (const auto& l : cluster_->links()) capacity_.push_back(l.bandwidth * 1e-9 * bandwidth_scale);
 }
 
-void FlowNetwork::assign(TaskId t, model::FlowPlan plan, double cap) {
+void FlowNetwork::assign(TaskId t, model::FlowPlan plan) {
   DAGSGD_CHECK(plan.pattern != nullptr && plan.amounts.size() == plan.pattern->phases.size());
-  assigned_[t] = Assigned{std::move(plan), cap};
+  assigned_[t] = Assigned{std::move(plan)};
 }
 
 bool FlowNetwork::handles(TaskId t) const { return assigned_.count(t) != 0; }
@@ -234,10 +234,8 @@ void FlowNetwork::recompute_rates() {
   for (auto& r : running_) {
     if (!r.transferring) continue;
     usage.push_back(r.usage);
-    // The tighter of the collective's cap (a measured curve's) and its phase's (a stack's).
-    const double phase_cap = r.what->plan.amounts[r.phase].rate_cap * bandwidth_scale_;
-    const double cap = r.what->cap;
-    caps.push_back(phase_cap > 0 && (cap <= 0 || phase_cap < cap) ? phase_cap : cap);
+    // A stack's per-transfer limit of this phase (0: none).
+    caps.push_back(r.what->plan.amounts[r.phase].rate_cap * bandwidth_scale_);
     who.push_back(&r);
   }
   if (who.empty()) return;

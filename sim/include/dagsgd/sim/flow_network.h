@@ -69,9 +69,9 @@ class FlowNetwork final : public TaskTimer {
   explicit FlowNetwork(std::shared_ptr<const model::ClusterTopology> cluster,
                        double bandwidth_scale = 1);
 
-  // Task `t` runs `plan` when it starts (its DAG duration is not used). A per-transfer rate
-  // limit `cap` (bytes/ns, 0 = none) applies to its transfers.
-  void assign(model::TaskId t, model::FlowPlan plan, double cap = 0);
+  // Task `t` runs `plan` when it starts (its DAG duration is not used); a phase's `rate_cap`
+  // limits each of its transfers.
+  void assign(model::TaskId t, model::FlowPlan plan);
   // One transfer at a time between two ranks, whatever its direction (model::LibrarySpec::
   // peer_transfers "serial"): a phase whose fixed part is over waits while another collective's
   // phase moves data between any pair of ranks it moves data between; waiting phases start in
@@ -91,7 +91,6 @@ class FlowNetwork final : public TaskTimer {
  private:
   struct Assigned {
     model::FlowPlan plan;
-    double cap = 0;
   };
   struct Running {
     model::TaskId task = model::kNoTask;
@@ -114,7 +113,7 @@ class FlowNetwork final : public TaskTimer {
   double next_exact() const;
 
   std::shared_ptr<const model::ClusterTopology> cluster_;
-  double bandwidth_scale_ = 1;  // also scales the plans' per-transfer caps
+  double bandwidth_scale_ = 1;  // also scales the phases' per-transfer caps
   bool serial_peers_ = false;
   std::vector<double> capacity_;  // bytes/ns per link
   std::unordered_map<model::TaskId, Assigned> assigned_;
