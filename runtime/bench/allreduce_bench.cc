@@ -22,11 +22,12 @@ struct Options {
   long concurrent = 1;
   bool nonblocking = false;
   bool in_place = false;
+  bool back_to_back = false;
 };
 
 constexpr const char* kUsage =
     "usage: dagsgd-allreduce-bench [--min-bytes N] [--max-bytes N] [--iterations N] "
-    "[--warmup N] [--nonblocking] [--in-place] [--concurrent K]\n"
+    "[--warmup N] [--nonblocking] [--in-place] [--back-to-back] [--concurrent K]\n"
     "  Times MPI_Allreduce (MPI_FLOAT, MPI_SUM) for sizes min..max bytes, doubling; sizes are\n"
     "  multiples of 4 up to 1 GiB. Defaults: 4 .. 1048576 bytes, 100 iterations (1..1000000)\n"
     "  after 10 warm-up ones (0..1000000).\n"
@@ -34,6 +35,9 @@ constexpr const char* kUsage =
     "  collectives with other algorithms (libnbc) than blocking ones, and the training runtime\n"
     "  issues MPI_Iallreduce. --in-place passes MPI_IN_PLACE as the runtime does (Open MPI 4.1's\n"
     "  in-place MPI_Iallreduce is several times slower on large messages).\n"
+    "  --back-to-back leaves out the barrier OSU puts before each call: every rank issues its\n"
+    "  calls one after another, as a training loop does, and its latency is its mean time per\n"
+    "  call in that stream; Min and Max are then the fastest and the slowest rank's mean.\n"
     "  --concurrent K (2..64, with --nonblocking) issues K MPI_Iallreduce of each size back to\n"
     "  back, each on its own buffer, and waits for all (MPI_Waitall), as a runtime with gradient\n"
     "  groups in flight does; per size it prints one alone, the K together and together / (K x\n"
@@ -41,14 +45,16 @@ constexpr const char* kUsage =
 
 // Returns "" or the error.
 std::string parse(int argc, char** argv, Options& o, bool& help) {
-  std::string error = dagsgd::bench::parse_args(
-      argc, argv,
-      {{"--min-bytes", &o.min_bytes},
-       {"--max-bytes", &o.max_bytes},
-       {"--iterations", &o.iterations},
-       {"--warmup", &o.warmup},
-       {"--concurrent", &o.concurrent}},
-      {{"--nonblocking", &o.nonblocking}, {"--in-place", &o.in_place}}, help);
+  std::string error = dagsgd::bench::parse_args(argc, argv,
+                                                {{"--min-bytes", &o.min_bytes},
+                                                 {"--max-bytes", &o.max_bytes},
+                                                 {"--iterations", &o.iterations},
+                                                 {"--warmup", &o.warmup},
+                                                 {"--concurrent", &o.concurrent}},
+                                                {{"--nonblocking", &o.nonblocking},
+                                                 {"--in-place", &o.in_place},
+                                                 {"--back-to-back", &o.back_to_back}},
+                                                help);
   if (!error.empty() || help) return error;
   if (o.min_bytes % 4 != 0) {
     return "--min-bytes must be a multiple of 4 (got " + std::to_string(o.min_bytes) + ")";
@@ -62,6 +68,9 @@ std::string parse(int argc, char** argv, Options& o, bool& help) {
     return "--concurrent " + std::to_string(o.concurrent) + " x --max-bytes " +
            std::to_string(o.max_bytes) + " needs more than 4 GiB of buffers per rank";
   }
+  if (o.concurrent > 1 && o.back_to_back) {
+    return "--back-to-back times one allreduce at a time; it does not go with --concurrent";
+  }
   if (o.concurrent > 1 && !o.nonblocking) {
     return "--concurrent " + std::to_string(o.concurrent) +
            " needs --nonblocking (blocking allreduces cannot be in flight together)";
@@ -70,9 +79,10 @@ std::string parse(int argc, char** argv, Options& o, bool& help) {
 }
 
 // This rank's time of each timed iteration of `step` (seconds), after the warm-up ones; a
-// barrier before the first and after each, as OSU's benchmarks do.
+// barrier before the first and after each, as OSU's benchmarks do (`barriers`), or before the
+// first only (--back-to-back).
 template <typename Step>
-std::vector<double> iteration_times(const Options& o, Step step) {
+std::vector<double> iteration_times(const Options& o, Step step, bool barriers = true) {
   std::vector<double> times(static_cast<std::size_t>(o.iterations));
   MPI_Barrier(MPI_COMM_WORLD);
   for (long i = 0; i < o.warmup + o.iterations; ++i) {
@@ -80,7 +90,7 @@ std::vector<double> iteration_times(const Options& o, Step step) {
     step();
     const double t1 = MPI_Wtime();
     if (i >= o.warmup) times[static_cast<std::size_t>(i - o.warmup)] = t1 - t0;
-    MPI_Barrier(MPI_COMM_WORLD);
+    if (barriers) MPI_Barrier(MPI_COMM_WORLD);
   }
   return times;
 }
@@ -139,28 +149,34 @@ void latency_table(const Options& o, const dagsgd::bench::World& w) {
   std::vector<float> send(static_cast<std::size_t>(o.max_bytes / 4), 1.0f);
   std::vector<float> recv(send.size(), 0.0f);
   if (w.rank == 0) {
-    std::printf("# dagsgd allreduce latency benchmark (OSU format), %d ranks, %ld iterations%s%s\n",
-                w.size, o.iterations, o.nonblocking ? ", MPI_Iallreduce + MPI_Wait" : "",
-                o.in_place ? ", in place" : "");
+    std::printf(
+        "# dagsgd allreduce latency benchmark (OSU format), %d ranks, %ld iterations%s%s%s\n",
+        w.size, o.iterations, o.nonblocking ? ", MPI_Iallreduce + MPI_Wait" : "",
+        o.in_place ? ", in place" : "",
+        o.back_to_back ? ", back to back (Min, Max: the fastest, the slowest rank's mean)" : "");
     // OSU's full table (-f). Min and Max here are per iteration: the mean over iterations of
-    // the fastest and of the slowest rank's time (when the last rank has its result).
+    // the fastest and of the slowest rank's time (when the last rank has its result); back to
+    // back, where iterations of different ranks do not line up, the extremes of the ranks' means.
     std::printf("# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n");
     std::fflush(stdout);
   }
   for (long bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 2) {
     const int count = static_cast<int>(bytes / 4);
-    const auto times = iteration_times(o, [&] {
-      // In place, the buffer is reduced over and over; the values do not matter.
-      const void* in = o.in_place ? MPI_IN_PLACE : send.data();
-      float* out = o.in_place ? send.data() : recv.data();
-      if (o.nonblocking) {
-        MPI_Request request = MPI_REQUEST_NULL;
-        MPI_Iallreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
-        MPI_Wait(&request, MPI_STATUS_IGNORE);
-      } else {
-        MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-      }
-    });
+    const auto times = iteration_times(
+        o,
+        [&] {
+          // In place, the buffer is reduced over and over; the values do not matter.
+          const void* in = o.in_place ? MPI_IN_PLACE : send.data();
+          float* out = o.in_place ? send.data() : recv.data();
+          if (o.nonblocking) {
+            MPI_Request request = MPI_REQUEST_NULL;
+            MPI_Iallreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
+            MPI_Wait(&request, MPI_STATUS_IGNORE);
+          } else {
+            MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+          }
+        },
+        !o.back_to_back);
     // The average rank's mean time (one 8-byte reduction of each rank's mean), then the
     // slowest's and the fastest's (the calls docs/tracing.md lists).
     double mine = 0;
@@ -169,8 +185,15 @@ void latency_table(const Options& o, const dagsgd::bench::World& w) {
     double sum = 0;
     MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     const double avg = sum / w.size;
-    const double slowest = reduced_mean_us(times, MPI_MAX);
-    const double fastest = reduced_mean_us(times, MPI_MIN);
+    double slowest = 0;
+    double fastest = 0;
+    if (o.back_to_back) {
+      MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      MPI_Reduce(&mine, &fastest, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    } else {
+      slowest = reduced_mean_us(times, MPI_MAX);
+      fastest = reduced_mean_us(times, MPI_MIN);
+    }
     if (w.rank == 0) {
       std::printf("%-10ld%18.2f%18.2f%18.2f%12ld\n", bytes, avg, fastest, slowest, o.iterations);
       std::fflush(stdout);
