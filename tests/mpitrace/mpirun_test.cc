@@ -50,22 +50,6 @@ void expect_layout(const nlohmann::json& trace, int rank, int ranks) {
   }
 }
 
-// The rows of the benchmark's five-column table under `header` (size, three times, iterations).
-struct BenchRow {
-  long size = 0;
-  double a = 0, b = 0, c = 0;
-  long iterations = 0;
-};
-std::vector<BenchRow> bench_rows(const std::string& output, const std::string& header) {
-  std::vector<BenchRow> out;
-  const auto rows = output.find(header);
-  if (rows == std::string::npos) return out;
-  std::istringstream lines(output.substr(rows + header.size()));
-  BenchRow r;
-  while (lines >> r.size >> r.a >> r.b >> r.c >> r.iterations) out.push_back(r);
-  return out;
-}
-
 // --concurrent: K requests in flight against one alone, in a table of its own that calibrate
 // does not take for a latency curve.
 TEST(AllreduceBench, ConcurrentRequestsHaveTheirOwnTable) {
@@ -75,11 +59,19 @@ TEST(AllreduceBench, ConcurrentRequestsHaveTheirOwnTable) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("3 concurrent MPI_Iallreduce + MPI_Waitall, in place"), std::string::npos)
       << r.output;
+  const std::string header = "Ratio  Iterations\n";
+  const auto rows = r.output.find(header);
   const auto table = r.output.find("# dagsgd allreduce concurrency");
+  ASSERT_NE(rows, std::string::npos) << r.output;
   ASSERT_NE(table, std::string::npos) << r.output;
+  std::istringstream lines(r.output.substr(rows + header.size()));
   std::vector<long> sizes;
-  for (const auto& [size, alone, together, ratio, iterations] :
-       bench_rows(r.output, "Ratio  Iterations\n")) {
+  long size = 0;
+  double alone = 0;
+  double together = 0;
+  double ratio = 0;
+  long iterations = 0;
+  while (lines >> size >> alone >> together >> ratio >> iterations) {
     sizes.push_back(size);
     EXPECT_GT(alone, 0) << r.output;
     EXPECT_GT(together, 0) << r.output;
@@ -102,41 +94,46 @@ TEST(AllreduceBench, ConcurrentRequestsHaveTheirOwnTable) {
   EXPECT_NE(c.output.find(log), std::string::npos) << c.output;
 }
 
-// --back-to-back: no barrier between calls; the same OSU table, each rank's mean per call, with
-// the fastest and the slowest rank's mean as Min and Max, which calibrate's log reader takes as
-// any other OSU full table.
+// --back-to-back: no barrier between calls (one before each size's first), and the same OSU
+// table of each rank's mean per call, the fastest and the slowest rank's mean as Min and Max,
+// which calibrate's log reader takes as any other OSU full table.
 TEST(AllreduceBench, BackToBackIsAnOsuTableOfTheRanksMeans) {
-  auto r = run(mpirun(3) + " " + DAGSGD_ALLREDUCE_BENCH +
+  const std::string dir = fresh_dir("back-to-back");
+  std::filesystem::create_directories(dir);
+  auto r = run(mpirun(3) + traced(dir) + " " + DAGSGD_ALLREDUCE_BENCH +
                " --nonblocking --in-place --back-to-back --min-bytes 4096 --max-bytes 16384 "
                "--iterations 5 --warmup 1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto table = r.output.find("# dagsgd allreduce latency");
+  ASSERT_NE(table, std::string::npos) << r.output;
   EXPECT_NE(r.output.find("3 ranks, 5 iterations, MPI_Iallreduce + MPI_Wait, in place, back to "
                           "back (Min, Max: the fastest, the slowest rank's mean)"),
             std::string::npos)
       << r.output;
-  std::vector<long> sizes;
-  for (const auto& [size, avg, min, max, iterations] :
-       bench_rows(r.output, "Max Latency(us)  Iterations\n")) {
-    sizes.push_back(size);
-    EXPECT_GT(min, 0) << r.output;
-    // The average of the ranks' means lies between the smallest and the largest of them.
-    EXPECT_LE(min, avg + 0.01) << r.output;
-    EXPECT_LE(avg, max + 0.01) << r.output;
-    EXPECT_EQ(iterations, 5);
-  }
-  EXPECT_EQ(sizes, (std::vector<long>{4096, 8192, 16384})) << r.output;
-
   // Whether a link can be fitted to it depends on the machine's noise: only the reading is
   // checked here.
-  auto log = trace::parse_latency_log(r.output.substr(r.output.find("# dagsgd allreduce latency")),
-                                      "back-to-back");
+  auto log = trace::parse_latency_log(r.output.substr(table), "back-to-back");
   ASSERT_TRUE(log.ok()) << log.error().message;
   EXPECT_EQ(log->format, "osu");
-  ASSERT_EQ(log->points.size(), 3u) << r.output;
+  std::vector<std::int64_t> sizes;
   for (const auto& p : log->points) {
+    sizes.push_back(p.bytes);
     EXPECT_GT(p.min_latency_us, 0) << r.output;
-    EXPECT_GE(p.max_latency_us, p.min_latency_us) << r.output;
+    // The average of the ranks' means lies between the smallest and the largest of them.
+    EXPECT_LE(p.min_latency_us, p.latency_us + 0.01) << r.output;
+    EXPECT_LE(p.latency_us, p.max_latency_us + 0.01) << r.output;
   }
+  EXPECT_EQ(sizes, (std::vector<std::int64_t>{4096, 8192, 16384})) << r.output;
+  for (int rank = 0; rank < 3; ++rank) {
+    auto t = read_trace(dir + "/rank-" + std::to_string(rank) + ".trace.json");
+    ASSERT_TRUE(t.is_object());
+    // Per size one barrier and three 8-byte reductions (the rank's mean, then its max and min).
+    EXPECT_EQ(spans(t, "MPI_Barrier").size(), 3u) << "rank " << rank;
+    auto reduces = spans(t, "MPI_Reduce");
+    EXPECT_EQ(reduces.size(), 9u) << "rank " << rank;
+    for (const auto& e : reduces) EXPECT_EQ(e["args"]["bytes"], 8);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // dagsgd-cpu-share-bench: the loop's median time with the waiting ranks sleeping and polling,
