@@ -20,6 +20,7 @@ struct Options {
   long iterations = 100;
   long warmup = 10;
   long concurrent = 1;
+  long gap_us = 0;
   bool nonblocking = false;
   bool in_place = false;
   bool back_to_back = false;
@@ -27,7 +28,7 @@ struct Options {
 
 constexpr const char* kUsage =
     "usage: dagsgd-allreduce-bench [--min-bytes N] [--max-bytes N] [--iterations N] "
-    "[--warmup N] [--nonblocking] [--in-place] [--back-to-back] [--concurrent K]\n"
+    "[--warmup N] [--nonblocking] [--in-place] [--back-to-back] [--gap-us N] [--concurrent K]\n"
     "  Times MPI_Allreduce (MPI_FLOAT, MPI_SUM) for sizes min..max bytes, doubling; sizes are\n"
     "  multiples of 4 up to 1 GiB. Defaults: 4 .. 1048576 bytes, 100 iterations (1..1000000)\n"
     "  after 10 warm-up ones (0..1000000).\n"
@@ -38,6 +39,9 @@ constexpr const char* kUsage =
     "  --back-to-back leaves out the barrier OSU puts before each call: every rank issues its\n"
     "  calls one after another, as a training loop does, and its latency is its mean time per\n"
     "  call in that stream; Min and Max are then the fastest and the slowest rank's mean.\n"
+    "  --gap-us N (0..10000000) makes each rank compute (arithmetic on a 64 KiB buffer, the core\n"
+    "  busy) for N us before each call, outside the timed part, as a training loop computes\n"
+    "  between its collectives.\n"
     "  --concurrent K (2..64, with --nonblocking) issues K MPI_Iallreduce of each size back to\n"
     "  back, each on its own buffer, and waits for all (MPI_Waitall), as a runtime with gradient\n"
     "  groups in flight does; per size it prints one alone, the K together and together / (K x\n"
@@ -50,7 +54,8 @@ std::string parse(int argc, char** argv, Options& o, bool& help) {
                                                  {"--max-bytes", &o.max_bytes},
                                                  {"--iterations", &o.iterations},
                                                  {"--warmup", &o.warmup},
-                                                 {"--concurrent", &o.concurrent}},
+                                                 {"--concurrent", &o.concurrent},
+                                                 {"--gap-us", &o.gap_us}},
                                                 {{"--nonblocking", &o.nonblocking},
                                                  {"--in-place", &o.in_place},
                                                  {"--back-to-back", &o.back_to_back}},
@@ -68,6 +73,12 @@ std::string parse(int argc, char** argv, Options& o, bool& help) {
     return "--concurrent " + std::to_string(o.concurrent) + " x --max-bytes " +
            std::to_string(o.max_bytes) + " needs more than 4 GiB of buffers per rank";
   }
+  if (o.gap_us > 10'000'000) {
+    return "--gap-us must be in 0..10000000 (got " + std::to_string(o.gap_us) + ")";
+  }
+  if (o.concurrent > 1 && o.gap_us > 0) {
+    return "--gap-us goes with the latency table; it does not go with --concurrent";
+  }
   if (o.concurrent > 1 && o.back_to_back) {
     return "--back-to-back times one allreduce at a time; it does not go with --concurrent";
   }
@@ -78,14 +89,26 @@ std::string parse(int argc, char** argv, Options& o, bool& help) {
   return "";
 }
 
+// Keeps this rank's core computing for `us` microseconds: multiply-adds over a 64 KiB buffer
+// (what a layer's computation does to the core and its cache), checking the clock between passes.
+void compute_for(long us) {
+  if (us <= 0) return;
+  static std::vector<float> work(16384, 1.0f);
+  const double until = MPI_Wtime() + static_cast<double>(us) * 1e-6;
+  do {
+    for (float& v : work) v = v * 0.999f + 0.001f;
+  } while (MPI_Wtime() < until);
+}
+
 // This rank's time of each timed iteration of `step` (seconds), after the warm-up ones; a
 // barrier before the first and after each, as OSU's benchmarks do (`barriers`), or before the
-// first only (--back-to-back).
+// first only (--back-to-back); --gap-us of computation before each step, not timed.
 template <typename Step>
 std::vector<double> iteration_times(const Options& o, Step step, bool barriers = true) {
   std::vector<double> times(static_cast<std::size_t>(o.iterations));
   MPI_Barrier(MPI_COMM_WORLD);
   for (long i = 0; i < o.warmup + o.iterations; ++i) {
+    compute_for(o.gap_us);
     const double t0 = MPI_Wtime();
     step();
     const double t1 = MPI_Wtime();
@@ -150,10 +173,13 @@ void latency_table(const Options& o, const dagsgd::bench::World& w) {
   std::vector<float> recv(send.size(), 0.0f);
   if (w.rank == 0) {
     std::printf(
-        "# dagsgd allreduce latency benchmark (OSU format), %d ranks, %ld iterations%s%s%s\n",
+        "# dagsgd allreduce latency benchmark (OSU format), %d ranks, %ld iterations%s%s%s%s\n",
         w.size, o.iterations, o.nonblocking ? ", MPI_Iallreduce + MPI_Wait" : "",
         o.in_place ? ", in place" : "",
-        o.back_to_back ? ", back to back (Min, Max: the fastest, the slowest rank's mean)" : "");
+        o.back_to_back ? ", back to back (Min, Max: the fastest, the slowest rank's mean)" : "",
+        o.gap_us > 0
+            ? (", " + std::to_string(o.gap_us) + " us of computation before each call").c_str()
+            : "");
     // OSU's full table (-f). Min and Max here are per iteration: the mean over iterations of
     // the fastest and of the slowest rank's time (when the last rank has its result); back to
     // back, where iterations of different ranks do not line up, the extremes of the ranks' means.

@@ -136,6 +136,35 @@ TEST(AllreduceBench, BackToBackIsAnOsuTableOfTheRanksMeans) {
   std::filesystem::remove_all(dir);
 }
 
+// --gap-us: each rank computes that long before each call, outside the timed part; in the trace
+// every call starts at least the gap after the previous one ended (the loop checks the clock, so
+// the bound holds however loaded the machine is).
+TEST(AllreduceBench, GapComputesBetweenTheCalls) {
+  const std::string dir = fresh_dir("gap");
+  std::filesystem::create_directories(dir);
+  auto r = run(mpirun(2) + traced(dir) + " " + DAGSGD_ALLREDUCE_BENCH +
+               " --nonblocking --in-place --back-to-back --gap-us 20000 --min-bytes 4096 "
+               "--max-bytes 4096 --iterations 3 --warmup 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("back to back (Min, Max: the fastest, the slowest rank's mean), 20000 "
+                          "us of computation before each call"),
+            std::string::npos)
+      << r.output;
+  for (int rank = 0; rank < 2; ++rank) {
+    auto t = read_trace(dir + "/rank-" + std::to_string(rank) + ".trace.json");
+    ASSERT_TRUE(t.is_object());
+    auto issues = spans(t, "MPI_Iallreduce");
+    auto waits = spans(t, "MPI_Wait");
+    ASSERT_EQ(issues.size(), 4u) << "rank " << rank;  // the warm-up call and the 3 timed ones
+    ASSERT_EQ(waits.size(), 4u) << "rank " << rank;
+    for (std::size_t i = 1; i < issues.size(); ++i) {
+      const double ended = waits[i - 1]["ts"].get<double>() + waits[i - 1]["dur"].get<double>();
+      EXPECT_GE(issues[i]["ts"].get<double>() - ended, 20000.0) << "rank " << rank << " call " << i;
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // dagsgd-cpu-share-bench: the loop's median time with the waiting ranks sleeping and polling,
 // and their ratio (its value depends on the machine's cores, so only its consistency is checked).
 TEST(CpuShareBench, PrintsBothWaysAndTheirRatio) {

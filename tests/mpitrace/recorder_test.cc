@@ -214,7 +214,8 @@ TEST(BenchUsage, BadCountsExit2NamingTheFlag) {
         "--warmup 5000000", "--min-bytes 6", "--min-bytes 0", "--max-bytes 4294967296",
         "--iterations x", "--iterations", "--bogus 1", "--concurrent 0", "--concurrent 65",
         "--concurrent 2", "--concurrent 64 --nonblocking --max-bytes 1073741824",
-        "--back-to-back --concurrent 2 --nonblocking"}) {
+        "--back-to-back --concurrent 2 --nonblocking", "--gap-us 10000001",
+        "--gap-us 5 --concurrent 2 --nonblocking"}) {
     std::string flag = flags;
     flag = flag.substr(0, flag.find(' '));
     auto r = run(std::string(DAGSGD_ALLREDUCE_BENCH) + " " + flags);
