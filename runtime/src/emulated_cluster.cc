@@ -68,14 +68,17 @@ model::Expected<std::vector<ClusterProfile>> load_cluster_profiles(const std::st
 // `mlp-wide` is the communication-heavy one: 1.86 M parameters (7.4 MB of fp32 gradient per
 // iteration) against ~0.7 GFLOP of compute per rank and iteration at batch 64; `mlp-mid` (0.67 M
 // parameters, 2.7 MB) and `fc-small` (0.24 M, 0.94 MB) sit between it and `cnn`; fc-wide.json
-// (36.8 M parameters, 147 MB) would take seconds per iteration on these links.
+// (36.8 M parameters, 147 MB) would take seconds per iteration on these links. Iteration
+// factors: at the fastest profiles an iteration of cnn takes ~30 ms, of fc-small ~80 ms, of
+// mlp-mid ~210 ms and of mlp-wide ~220 ms; 4x and 2x give every run at least ~2.3 s of measured
+// iterations at the default 20 (4 of them warm-up).
 const std::vector<TrainingModel>& training_models() {
   static const std::vector<TrainingModel> kModels = {
-      {"cnn", "compute-heavy", {"--model", "cnn"}},
-      {"mlp-wide", "communication-heavy", {"--model", "mlp", "--widths", "1024,1024"}},
-      {"mlp-mid", "balanced", {"--model", "mlp", "--widths", "512,512"}},
-      {"fc-small", "communication-light mlp", {"--model", "fc-small"}},
-      {"fc-wide", "communication-heavy (slow)", {"--model", "fc-wide"}},
+      {"cnn", "compute-heavy", {"--model", "cnn"}, 4},
+      {"mlp-wide", "communication-heavy", {"--model", "mlp", "--widths", "1024,1024"}, 1},
+      {"mlp-mid", "balanced", {"--model", "mlp", "--widths", "512,512"}, 1},
+      {"fc-small", "communication-light mlp", {"--model", "fc-small"}, 2},
+      {"fc-wide", "communication-heavy (slow)", {"--model", "fc-wide"}, 1},
   };
   return kModels;
 }
@@ -374,6 +377,10 @@ std::string ExperimentRun::dir_name(int repeat) const {
   return repeat <= 0 ? id() : id() + ".r" + std::to_string(repeat + 1);
 }
 
+int Experiments::run_iterations(const ExperimentRun& run) const {
+  return s_.iterations * std::max(1, run.model->iteration_factor);
+}
+
 Measurement Experiments::train(const ExperimentRun& run, int repeat) const {
   Measurement m;
   m.run_dir = s_.out + "/runs/" + run.dir_name(repeat);
@@ -383,7 +390,7 @@ Measurement Experiments::train(const ExperimentRun& run, int repeat) const {
     argv.emplace_back("train");
     argv.insert(argv.end(), run.model->train_args.begin(), run.model->train_args.end());
     argv.insert(argv.end(),
-                {"--iterations", std::to_string(s_.iterations), "--warmup",
+                {"--iterations", std::to_string(run_iterations(run)), "--warmup",
                  std::to_string(s_.warmup), "--batch", std::to_string(s_.batch), "--overlap",
                  run.overlap, "--no-eval", "--trace", m.run_dir, "--force"});
     const double t0 = now_s();
@@ -400,6 +407,17 @@ Measurement Experiments::train(const ExperimentRun& run, int repeat) const {
   auto manifest = trace::read_manifest(m.run_dir);
   if (!manifest) {
     m.error = manifest.error().message;
+    return m;
+  }
+  // A reused run must be one of this grid's: one with other iterations would be measured and
+  // replayed as if it were.
+  const std::size_t want = static_cast<std::size_t>(run_iterations(run));
+  if (manifest->iterations.times_s.size() != want || manifest->iterations.warmup != s_.warmup) {
+    m.error = "run directory '" + m.run_dir + "' holds " +
+              std::to_string(manifest->iterations.times_s.size()) + " iterations (" +
+              std::to_string(manifest->iterations.warmup) + " warm-up), this grid trains " +
+              std::to_string(want) + " (" + std::to_string(s_.warmup) +
+              " warm-up): remove it, or give another --out";
     return m;
   }
   m.mean_s = manifest->iterations.mean_s;

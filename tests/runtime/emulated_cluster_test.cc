@@ -10,6 +10,7 @@
 
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/model/paths.h"
+#include "dagsgd/trace/manifest.h"
 
 namespace dagsgd::runtime {
 namespace {
@@ -195,6 +196,54 @@ TEST(EmulatedCluster, OneValidatePerDirectory) {
     EXPECT_FALSE(Experiments(s).lock_out().ok());
   }
   EXPECT_TRUE(second.lock_out().ok());
+  std::filesystem::remove_all(s.out);
+}
+
+// Short-iteration models train more iterations per run; a reused run of another length (a
+// directory measured before, or with other settings) is refused, not measured as if it fit.
+TEST(EmulatedCluster, ShortIterationModelsRunLongerAndReusedRunsMustFit) {
+  ExperimentSettings s = settings();
+  s.out = temp_dir("reuse");
+  s.reuse = true;
+  ExperimentNames n;
+  n.profiles = {"emu-600m", "emu-250m"};
+  n.ranks = {2};
+  n.overlaps = {"none"};
+  n.models = {"cnn", "mlp-wide"};
+  auto g = resolve_experiments(n, s);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  Experiments e(s);
+  ASSERT_TRUE(e.make_directories().ok());
+  const auto runs = g->runs();
+  ASSERT_EQ(runs.size(), 4u);
+  ASSERT_EQ(runs[0].model->name, "cnn");
+  ASSERT_EQ(runs[2].model->name, "mlp-wide");
+  EXPECT_EQ(e.run_iterations(runs[0]), 4 * s.iterations);
+  EXPECT_EQ(e.run_iterations(runs[2]), s.iterations);
+
+  // A run directory as `dagsgd train` leaves it, with `count` iterations (the first 4 warm-up).
+  auto fake_run = [&](const ExperimentRun& run, int count) {
+    trace::RunManifest m;
+    m.kind = "train";
+    m.ranks = 2;
+    m.iterations.warmup = 4;
+    m.iterations.times_s.assign(static_cast<std::size_t>(count), 0.05);
+    trace::compute_stats(m.iterations);
+    const std::string dir = s.out + "/runs/" + run.dir_name(0);
+    std::filesystem::create_directories(dir);
+    EXPECT_TRUE(trace::write_manifest(dir, m).ok());
+  };
+  fake_run(runs[0], 20);  // cnn measured with the plain --iterations
+  fake_run(runs[2], 20);
+  const Measurement stale = e.train(runs[0]);
+  ASSERT_FALSE(stale.ok);
+  EXPECT_NE(stale.error.find("holds 20 iterations (4 warm-up), this grid trains 80 (4 warm-up)"),
+            std::string::npos)
+      << stale.error;
+  EXPECT_NE(stale.error.find(runs[0].dir_name(0)), std::string::npos) << stale.error;
+  const Measurement fits = e.train(runs[2]);
+  EXPECT_TRUE(fits.ok) << fits.error;
+  EXPECT_DOUBLE_EQ(fits.mean_s, 0.05);
   std::filesystem::remove_all(s.out);
 }
 

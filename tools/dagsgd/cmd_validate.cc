@@ -153,12 +153,13 @@ void add_validate(CLI::App& root, Action& action) {
   cmd->add_option("--ranks", f->names.ranks, "rank counts (2,4)")->delimiter(',');
   cmd->add_option("--overlap", f->names.overlaps, "overlap policies (none,wfbp)")->delimiter(',');
   cmd->add_option("--models", f->names.models,
-                  "models: cnn (compute-heavy), mlp-wide (communication-heavy), mlp-mid, fc-small, "
-                  "fc-wide (cnn,mlp-wide)")
+                  "models: cnn (compute-heavy; runs 4x --iterations), mlp-wide "
+                  "(communication-heavy), mlp-mid, fc-small (2x), fc-wide (cnn,mlp-wide)")
       ->delimiter(',');
   cmd->add_option("--ranks-per-host", f->run.ranks_per_host, "MPI ranks per emulated host (1)")
       ->check(worker_count());
-  cmd->add_option("--iterations", f->run.iterations, "training iterations per run (20)")
+  cmd->add_option("--iterations", f->run.iterations,
+                  "training iterations per run (20; cnn's runs 4x as many, fc-small's 2x)")
       ->check(whole_number(3, 100000));
   cmd->add_option("--warmup", f->run.warmup, "leading iterations left out of the mean (4)")
       ->check(whole_number(0, 100000));

@@ -31,8 +31,13 @@ struct TrainingModel {
   std::string name;
   std::string kind;  // "compute-heavy", "communication-heavy", ...
   std::vector<std::string> train_args;
+  // A run trains --iterations x this many iterations (the warm-up unchanged): models with short
+  // iterations get more of them, so every run measures seconds, not a fraction of one. The
+  // machine's stalls (the hypervisor takes a vCPU for ~100 ms at a time) then average out
+  // instead of deciding a run's mean (docs/validation.md, "Short runs").
+  int iteration_factor = 1;
 };
-// cnn, mlp-wide, fc-small, fc-wide.
+// cnn, mlp-wide, mlp-mid, fc-small, fc-wide.
 const std::vector<TrainingModel>& training_models();
 
 struct ExperimentSettings {
@@ -131,7 +136,10 @@ class Experiments {
   // `ranks` ranks, from 32 KiB to 8 MiB; its log's path.
   model::Expected<std::string> benchmark(const ClusterProfile& profile, int ranks) const;
   // Trains `run` (its repeat `repeat`, from 0) with --trace; the manifest's statistics.
+  // A run of one that is not in this grid's shape (its iterations, its warm-up) is an error.
   Measurement train(const ExperimentRun& run, int repeat = 0) const;
+  // --iterations x the model's iteration factor.
+  int run_iterations(const ExperimentRun& run) const;
   std::string log_path(const std::string& name) const;
 
  private:
