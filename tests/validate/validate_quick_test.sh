@@ -73,7 +73,8 @@ if command -v flock >/dev/null; then
     fail=1
   fi
 fi
-# --repeats 2 on the same grid measures only each configuration's second run (OUT/runs/ID.r2),
+# --repeats 2 on the same grid measures only each configuration's second run (OUT/runs/ID.r2)
+# and each profile's second micro-benchmark,
 # measures each configuration as the faster of two, predicts from the trace whose slowest rank
 # computes less, and says how far the repeats lie.
 if ! note="$("$DAGSGD" validate --quick --reuse --repeats 2 --out "$OUT" --emucluster "$EMU" 2>&1 >/dev/null)"; then
@@ -94,6 +95,14 @@ for m in doc["measured"]:
     assert all(r["slowest_rank_compute_s"] > 0 for r in reps), reps
     assert m["run_dir"] == min(reps, key=lambda r: r["slowest_rank_compute_s"])["run_dir"], m
 assert doc["repeatability"]["configurations"] == 2, doc["repeatability"]
+# The micro-benchmark runs once per round too; calibrate reads the per-size median of the two.
+for prof in ("emu-600m", "emu-250m"):
+    stem = os.path.join(out, "bench", prof + "_p2")
+    assert os.path.isfile(stem + ".r2.log"), stem
+    head = open(stem + ".median.log").readline()
+    assert "median of each column over 2 runs" in head, head
+    fabric = json.load(open(os.path.join(out, "fabrics", prof + "_p2-calibrated.json")))
+    assert stem.split("/")[-1] + ".median.log" in fabric["source"], fabric["source"]
 assert len([p for p in doc["predictions"] if "predicted_iteration_s" in p]) == 8
 print("ok: --repeats 2 measures the median run and predicts from the median trace")
 PY

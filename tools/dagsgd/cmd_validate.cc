@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -64,17 +65,39 @@ int run_validate(const ValidateFlags& flags) {
   reports::ValidationReport rep;
   std::vector<std::string> profiles;
   for (const auto& p : grid->profiles) profiles.push_back(p.name);
-  auto benchmark = [&](std::size_t p, int r) { return ex.benchmark(grid->profiles[p], r); };
-  targets.calibrate(profiles, grid->ranks, benchmark, f.run.out + "/fabrics", rep.problems);
-  // With repeats, in rounds over the whole grid, so that a configuration's repeats are minutes
-  // apart rather than back to back; each configuration's measured time is then the median of its
-  // repeats', and its trace the repeat whose slowest rank computes the median time.
+  // With repeats, in rounds over the whole grid (the micro-benchmarks, then every configuration),
+  // so that a configuration's repeats are minutes apart rather than back to back; each
+  // configuration's measured time is then the median of its repeats', its trace the repeat whose
+  // slowest rank computes the median time, and each micro-benchmark the median of its repeats
+  // per size and column.
+  std::map<std::pair<std::size_t, int>, std::vector<model::Expected<std::string>>> bench_logs;
   sim::Validator validator(!f.no_cpu_model, f.network_model);
   const auto runs = grid->runs();
   std::vector<std::vector<runtime::Measurement>> got(runs.size());
   for (int repeat = 0; repeat < f.run.repeats; ++repeat) {
+    for (std::size_t p = 0; p < grid->profiles.size(); ++p) {
+      for (int r : grid->ranks) {
+        bench_logs[{p, r}].push_back(ex.benchmark(grid->profiles[p], r, repeat));
+      }
+    }
     for (std::size_t i = 0; i < runs.size(); ++i) got[i].push_back(ex.train(runs[i], repeat));
   }
+  auto benchmark = [&](std::size_t p, int r) -> model::Expected<std::string> {
+    const auto& logs = bench_logs[{p, r}];
+    std::vector<std::string> paths;
+    for (const auto& log : logs) {
+      if (!log) return log.error();
+      paths.push_back(*log);
+    }
+    if (paths.size() == 1) return paths.front();
+    const std::string merged =
+        f.run.out + "/bench/" + grid->profiles[p].name + "_p" + std::to_string(r) + ".median.log";
+    if (auto wrote = runtime::write_median_log(paths, merged, f.run.bench_iterations); !wrote) {
+      return wrote.error();
+    }
+    return merged;
+  };
+  targets.calibrate(profiles, grid->ranks, benchmark, f.run.out + "/fabrics", rep.problems);
   for (std::size_t i = 0; i < runs.size(); ++i) {
     std::vector<double> means;
     std::vector<bool> ok;
@@ -169,8 +192,9 @@ void add_validate(CLI::App& root, Action& action) {
                   "micro-benchmark iterations per size (10)")
       ->check(whole_number(1, 1000000));  // what dagsgd-allreduce-bench takes
   cmd->add_option("--repeats", f->run.repeats,
-                  "training runs per configuration, in rounds over the grid: measured as their "
-                  "median iteration, predicted from the repeat of median compute (1)")
+                  "training runs per configuration and micro-benchmarks per profile, in rounds "
+                  "over the grid: measured as their median iteration, predicted from the repeat "
+                  "of median compute, calibrated on the benchmarks' median per size (1)")
       ->check(whole_number(1, runtime::kMaxRepeats));
   cmd->add_option("--out", f->run.out, "output directory (validation)");
   cmd->add_option("--profiles-file", f->run.profiles_file,

@@ -121,6 +121,13 @@ model::Expected<void> write_grid(const std::string& path, const ExperimentGrid& 
 // Errors name the file and the field.
 model::Expected<bool> read_grid(const std::string& path, ExperimentNames& n, ExperimentSettings& s);
 
+// The repeats of one micro-benchmark as one OSU full table, written to `out`: per size, the
+// median over `logs` of each column (average, fastest and slowest rank), so that one slow
+// window of the machine does not decide the fit. The logs must list the same sizes in the same
+// order (an error names the one that does not); `iterations` goes in the Iterations column.
+model::Expected<void> write_median_log(const std::vector<std::string>& logs, const std::string& out,
+                                       int iterations);
+
 class Experiments {
  public:
   explicit Experiments(ExperimentSettings s) : s_(std::move(s)) {}
@@ -134,7 +141,10 @@ class Experiments {
   model::Expected<void> make_directories() const;
   // The in-place non-blocking allreduce benchmark (what the runtime issues) on `profile` with
   // `ranks` ranks, from 32 KiB to 8 MiB; its log's path.
-  model::Expected<std::string> benchmark(const ClusterProfile& profile, int ranks) const;
+  // With --repeats, one per round (`repeat` from 0): bench/<profile>_p<ranks>.log, then
+  // .r2.log, .r3.log, ...
+  model::Expected<std::string> benchmark(const ClusterProfile& profile, int ranks,
+                                         int repeat = 0) const;
   // Trains `run` (its repeat `repeat`, from 0) with --trace; the manifest's statistics.
   // A run of one that is not in this grid's shape (its iterations, its warm-up) is an error.
   Measurement train(const ExperimentRun& run, int repeat = 0) const;
