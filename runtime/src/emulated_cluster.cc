@@ -21,12 +21,18 @@
 #include "dagsgd/model/registry.h"
 #include "dagsgd/runtime/process.h"
 #include "dagsgd/trace/manifest.h"
-#include "dagsgd/trace/osu_log.h"
 
 namespace dagsgd::runtime {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
+
+namespace {
+// What names a repeat's run directory and benchmark log: "" for the first, ".r2", ".r3", ...
+std::string repeat_suffix(int repeat) {
+  return repeat <= 0 ? "" : ".r" + std::to_string(repeat + 1);
+}
+}  // namespace
 
 model::Expected<std::vector<ClusterProfile>> load_cluster_profiles(const std::string& path) {
   auto text = model::read_file(path);
@@ -355,8 +361,7 @@ model::Expected<void> Experiments::make_directories() const {
 
 model::Expected<std::string> Experiments::benchmark(const ClusterProfile& p, int ranks,
                                                     int repeat) const {
-  const std::string stem =
-      p.name + "_p" + std::to_string(ranks) + (repeat > 0 ? ".r" + std::to_string(repeat + 1) : "");
+  const std::string stem = p.name + "_p" + std::to_string(ranks) + repeat_suffix(repeat);
   const std::string bench_log = s_.out + "/bench/" + stem + ".log";
   if (s_.reuse && fs::is_regular_file(bench_log)) return bench_log;
   std::vector<std::string> argv = on_cluster(p.name, ranks);
@@ -377,73 +382,7 @@ model::Expected<std::string> Experiments::benchmark(const ClusterProfile& p, int
   return bench_log;
 }
 
-model::Expected<void> write_median_log(const std::vector<std::string>& logs, const std::string& out,
-                                       int iterations) {
-  if (logs.empty()) return model::Error{"no benchmark logs to take the median of"};
-  std::vector<trace::LatencyLog> read;
-  for (const auto& path : logs) {
-    auto log = trace::read_latency_log(path);
-    if (!log) return log.error();
-    if (log->format != "osu") {
-      return model::Error{"log '" + path + "': not an OSU table (" + log->format + ")"};
-    }
-    if (!read.empty()) {
-      const auto& first = read.front().points;
-      bool same = log->points.size() == first.size();
-      for (std::size_t i = 0; same && i < first.size(); ++i) {
-        same = log->points[i].bytes == first[i].bytes;
-      }
-      if (!same) {
-        return model::Error{"log '" + path + "': its sizes differ from those of '" + logs.front() +
-                            "'; a median needs the same sizes"};
-      }
-    }
-    read.push_back(std::move(*log));
-  }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  };
-  std::string text =
-      "# dagsgd allreduce latency benchmark (OSU format), per size the median of each "
-      "column over " +
-      std::to_string(logs.size()) + " runs:";
-  for (const auto& path : logs) text += " " + fs::path(path).filename().string();
-  // A column some run lacks somewhere is left out of every row: the table keeps one shape.
-  bool full = true;
-  for (const auto& log : read) {
-    for (const auto& p : log.points) full = full && p.min_latency_us >= 0 && p.max_latency_us >= 0;
-  }
-  text += full ? "\n# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
-               : "\n# Size       Avg Latency(us)\n";
-  for (std::size_t i = 0; i < read.front().points.size(); ++i) {
-    std::vector<double> avg;
-    std::vector<double> fastest;
-    std::vector<double> slowest;
-    for (const auto& log : read) {
-      const auto& p = log.points[i];
-      avg.push_back(p.latency_us);
-      fastest.push_back(p.min_latency_us);
-      slowest.push_back(p.max_latency_us);
-    }
-    char row[160];
-    if (full) {
-      std::snprintf(row, sizeof row, "%-10lld%18.2f%18.2f%18.2f%12d\n",
-                    static_cast<long long>(read.front().points[i].bytes), median(avg),
-                    median(fastest), median(slowest), iterations);
-    } else {
-      std::snprintf(row, sizeof row, "%-10lld%18.2f\n",
-                    static_cast<long long>(read.front().points[i].bytes), median(avg));
-    }
-    text += row;
-  }
-  return model::write_file(out, text, true);
-}
-
-std::string ExperimentRun::dir_name(int repeat) const {
-  return repeat <= 0 ? id() : id() + ".r" + std::to_string(repeat + 1);
-}
+std::string ExperimentRun::dir_name(int repeat) const { return id() + repeat_suffix(repeat); }
 
 int Experiments::run_iterations(const ExperimentRun& run) const {
   return s_.iterations * std::max(1, run.model->iteration_factor);

@@ -11,7 +11,6 @@
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/model/paths.h"
 #include "dagsgd/trace/manifest.h"
-#include "dagsgd/trace/osu_log.h"
 
 namespace dagsgd::runtime {
 namespace {
@@ -246,51 +245,6 @@ TEST(EmulatedCluster, ShortIterationModelsRunLongerAndReusedRunsMustFit) {
   EXPECT_TRUE(fits.ok) << fits.error;
   EXPECT_DOUBLE_EQ(fits.mean_s, 0.05);
   std::filesystem::remove_all(s.out);
-}
-
-// The repeats of a micro-benchmark become one OSU table: per size the median of each column,
-// which calibrate's reader takes as any log; logs of other sizes are refused, naming the file.
-TEST(EmulatedCluster, BenchmarkRepeatsBecomeTheirPerSizeMedian) {
-  const std::string dir = temp_dir("median");
-  auto log = [&](const std::string& name, const std::string& rows) {
-    const std::string path = dir + "/" + name;
-    std::ofstream(path) << "# dagsgd allreduce latency benchmark (OSU format), 4 ranks\n"
-                           "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  "
-                           "Iterations\n"
-                        << rows;
-    return path;
-  };
-  const std::string a =
-      log("a.log", "262144 46071.31 32480.77 57433.09 10\n524288 55712.5 42917.9 74423.35 10\n");
-  const std::string b =
-      log("b.log", "262144 24345.96 22371.93 26939.89 10\n524288 37346.91 32369.57 43314.94 10\n");
-  const std::string c =
-      log("c.log", "262144 24312.22 22125.54 26821.42 10\n524288 37318.04 31712.97 42892.44 10\n");
-  const std::string out = dir + "/median.log";
-  auto wrote = write_median_log({a, b, c}, out, 10);
-  ASSERT_TRUE(wrote.ok()) << wrote.error().message;
-  auto merged = trace::read_latency_log(out);
-  ASSERT_TRUE(merged.ok()) << merged.error().message;
-  ASSERT_EQ(merged->points.size(), 2u);
-  EXPECT_EQ(merged->points[0].bytes, 262144);
-  EXPECT_DOUBLE_EQ(merged->points[0].latency_us, 24345.96);
-  EXPECT_DOUBLE_EQ(merged->points[0].min_latency_us, 22371.93);
-  EXPECT_DOUBLE_EQ(merged->points[0].max_latency_us, 26939.89);
-  EXPECT_DOUBLE_EQ(merged->points[1].latency_us, 37346.91);
-  EXPECT_DOUBLE_EQ(merged->points[1].min_latency_us, 32369.57);  // each column on its own
-  EXPECT_DOUBLE_EQ(merged->points[1].max_latency_us, 43314.94);
-  // Two runs: the middle of the two.
-  ASSERT_TRUE(write_median_log({a, b}, out, 10).ok());
-  merged = trace::read_latency_log(out);
-  ASSERT_TRUE(merged.ok()) << merged.error().message;
-  EXPECT_NEAR(merged->points[0].latency_us, (46071.31 + 24345.96) / 2, 0.006);
-  const std::string other = log("other.log", "262144 1 1 1 10\n1048576 2 2 2 10\n");
-  auto refused = write_median_log({a, other}, out, 10);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("other.log"), std::string::npos)
-      << refused.error().message;
-  EXPECT_FALSE(write_median_log({a, dir + "/missing.log"}, out, 10).ok());
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -137,5 +137,51 @@ TEST(OsuLog, MalformedLinesNameFileAndLine) {
   EXPECT_NE(missing.error().message.find("/nonexistent/osu.log"), std::string::npos);
 }
 
+// The repeats of a benchmark become one log: per size the median of each column, written as an
+// OSU table that parse_latency_log reads back; logs of other sizes are refused, naming the file.
+TEST(OsuLog, RepeatsBecomeTheirPerSizeMedian) {
+  auto log = [](const std::string& rows) {
+    auto parsed = parse_latency_log(
+        "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n" + rows,
+        "log");
+    EXPECT_TRUE(parsed.ok()) << parsed.error().message;
+    return *parsed;
+  };
+  const auto a = log("262144 46071.31 32480.77 57433.09 10\n524288 55712.5 42917.9 74423.35 10\n");
+  const auto b =
+      log("262144 24345.96 22371.93 26939.89 10\n524288 37346.91 32369.57 43314.94 10\n");
+  const auto c =
+      log("262144 24312.22 22125.54 26821.42 10\n524288 37318.04 31712.97 42892.44 10\n");
+  auto m = median_latency_log({a, b, c}, {"a.log", "b.log", "c.log"});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto back = parse_latency_log(osu_table(*m, "median of 3", 10), "median.log");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->points.size(), 2u);
+  EXPECT_EQ(back->points[0].bytes, 262144);
+  EXPECT_DOUBLE_EQ(back->points[0].latency_us, 24345.96);
+  EXPECT_DOUBLE_EQ(back->points[0].min_latency_us, 22371.93);
+  EXPECT_DOUBLE_EQ(back->points[0].max_latency_us, 26939.89);
+  EXPECT_DOUBLE_EQ(back->points[1].latency_us, 37346.91);
+  EXPECT_DOUBLE_EQ(back->points[1].min_latency_us, 32369.57);  // each column on its own
+  EXPECT_DOUBLE_EQ(back->points[1].max_latency_us, 43314.94);
+  // Two runs: the middle of the two.
+  m = median_latency_log({a, b}, {"a.log", "b.log"});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_DOUBLE_EQ(m->points[0].latency_us, (46071.31 + 24345.96) / 2);
+  // A log without Min and Max: the median keeps the average column alone.
+  auto plain = parse_latency_log("# Size       Avg Latency(us)\n262144 30000\n524288 40000\n", "p");
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  m = median_latency_log({a, b, *plain}, {"a.log", "b.log", "plain.log"});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_DOUBLE_EQ(m->points[0].latency_us, 30000);
+  EXPECT_LT(m->points[0].max_latency_us, 0);
+  EXPECT_EQ(osu_table(*m, "x", 10).find("Max Latency"), std::string::npos);
+  const auto other = log("262144 1 1 1 10\n1048576 2 2 2 10\n");
+  auto refused = median_latency_log({a, other}, {"a.log", "other.log"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("other.log"), std::string::npos)
+      << refused.error().message;
+}
+
 }  // namespace
 }  // namespace dagsgd::trace

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "dagsgd/runtime/emulated_cluster.h"
 #include "dagsgd/runtime/process.h"
 #include "dagsgd/sim/validation.h"
+#include "dagsgd/trace/osu_log.h"
 
 namespace dagsgd::tools {
 namespace {
@@ -90,11 +92,25 @@ int run_validate(const ValidateFlags& flags) {
       paths.push_back(*log);
     }
     if (paths.size() == 1) return paths.front();
-    const std::string merged =
-        f.run.out + "/bench/" + grid->profiles[p].name + "_p" + std::to_string(r) + ".median.log";
-    if (auto wrote = runtime::write_median_log(paths, merged, f.run.bench_iterations); !wrote) {
-      return wrote.error();
+    // OUT/bench/PROF_pP.log -> OUT/bench/PROF_pP.median.log: per size, each column's median.
+    std::vector<trace::LatencyLog> logs_read;
+    for (const auto& path : paths) {
+      auto read = trace::read_latency_log(path);
+      if (!read) return read.error();
+      logs_read.push_back(std::move(*read));
     }
+    auto median = trace::median_latency_log(logs_read, paths);
+    if (!median) return median.error();
+    std::string comment =
+        "dagsgd allreduce latency benchmark (OSU format), per size the median "
+        "of each column over " +
+        std::to_string(paths.size()) + " runs:";
+    for (const auto& path : paths) comment += " " + std::filesystem::path(path).filename().string();
+    const std::string merged =
+        paths.front().substr(0, paths.front().size() - std::string(".log").size()) + ".median.log";
+    auto wrote =
+        model::write_file(merged, trace::osu_table(*median, comment, f.run.bench_iterations), true);
+    if (!wrote) return wrote.error();
     return merged;
   };
   targets.calibrate(profiles, grid->ranks, benchmark, f.run.out + "/fabrics", rep.problems);

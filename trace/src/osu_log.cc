@@ -2,7 +2,9 @@
 // damaged log is reported (file and line) instead of silently dropping sizes.
 #include "dagsgd/trace/osu_log.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -192,6 +194,78 @@ Expected<LatencyLog> read_latency_log(const std::string& path) {
   auto text = model::read_file(path, model::kMaxDocumentBytes);
   DAGSGD_TRY(text);
   return parse_latency_log(*text, path);
+}
+
+model::Expected<LatencyLog> median_latency_log(const std::vector<LatencyLog>& logs,
+                                               const std::vector<std::string>& names) {
+  if (logs.empty()) return model::Error{"no benchmark logs to take the median of"};
+  const auto& first = logs.front().points;
+  for (std::size_t l = 1; l < logs.size(); ++l) {
+    bool same = logs[l].points.size() == first.size();
+    for (std::size_t i = 0; same && i < first.size(); ++i) {
+      same = logs[l].points[i].bytes == first[i].bytes;
+    }
+    if (!same) {
+      const auto name = [&](std::size_t k) {
+        return k < names.size() ? names[k] : "#" + std::to_string(k);
+      };
+      return model::Error{"log '" + name(l) + "': its sizes differ from those of '" + name(0) +
+                          "'; a median needs the same sizes"};
+    }
+  }
+  bool full = true;
+  for (const auto& log : logs) {
+    for (const auto& p : log.points) full = full && p.min_latency_us >= 0 && p.max_latency_us >= 0;
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  LatencyLog out;
+  out.format = logs.front().format;
+  out.benchmark = logs.front().benchmark;
+  out.ranks = logs.front().ranks;
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    std::vector<double> avg;
+    std::vector<double> fastest;
+    std::vector<double> slowest;
+    for (const auto& log : logs) {
+      avg.push_back(log.points[i].latency_us);
+      fastest.push_back(log.points[i].min_latency_us);
+      slowest.push_back(log.points[i].max_latency_us);
+    }
+    LatencyPoint p;
+    p.bytes = first[i].bytes;
+    p.latency_us = median(avg);
+    if (full) {
+      p.min_latency_us = median(fastest);
+      p.max_latency_us = median(slowest);
+    }
+    out.points.push_back(p);
+  }
+  return out;
+}
+
+std::string osu_table(const LatencyLog& log, const std::string& comment, int iterations) {
+  bool full = true;
+  for (const auto& p : log.points) full = full && p.min_latency_us >= 0 && p.max_latency_us >= 0;
+  std::string text = "# " + comment + "\n";
+  text += full ? "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+               : "# Size       Avg Latency(us)\n";
+  for (const auto& p : log.points) {
+    char row[160];
+    if (full) {
+      std::snprintf(row, sizeof row, "%-10lld%18.2f%18.2f%18.2f%12d\n",
+                    static_cast<long long>(p.bytes), p.latency_us, p.min_latency_us,
+                    p.max_latency_us, iterations);
+    } else {
+      std::snprintf(row, sizeof row, "%-10lld%18.2f\n", static_cast<long long>(p.bytes),
+                    p.latency_us);
+    }
+    text += row;
+  }
+  return text;
 }
 
 }  // namespace dagsgd::trace

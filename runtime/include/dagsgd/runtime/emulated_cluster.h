@@ -121,13 +121,6 @@ model::Expected<void> write_grid(const std::string& path, const ExperimentGrid& 
 // Errors name the file and the field.
 model::Expected<bool> read_grid(const std::string& path, ExperimentNames& n, ExperimentSettings& s);
 
-// The repeats of one micro-benchmark as one OSU full table, written to `out`: per size, the
-// median over `logs` of each column (average, fastest and slowest rank), so that one slow
-// window of the machine does not decide the fit. The logs must list the same sizes in the same
-// order (an error names the one that does not); `iterations` goes in the Iterations column.
-model::Expected<void> write_median_log(const std::vector<std::string>& logs, const std::string& out,
-                                       int iterations);
-
 class Experiments {
  public:
   explicit Experiments(ExperimentSettings s) : s_(std::move(s)) {}

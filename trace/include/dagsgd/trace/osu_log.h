@@ -42,4 +42,16 @@ model::Expected<LatencyLog> parse_latency_log(const std::string& text, const std
 // Reads and parses a log file (.gz allowed).
 model::Expected<LatencyLog> read_latency_log(const std::string& path);
 
+// Repeats of one benchmark as one log: per size, the median over `logs` of each column (average,
+// fastest and slowest rank; a column some point of some log lacks is left out everywhere). The
+// logs must list the same sizes in the same order; the error names `names[i]` of the one that
+// does not.
+model::Expected<LatencyLog> median_latency_log(const std::vector<LatencyLog>& logs,
+                                               const std::vector<std::string>& names);
+
+// `log` as an OSU table that parse_latency_log reads back: `comment` (one line, after "# "), the
+// header and one row per point (the full table when every point has Min and Max, with
+// `iterations` in its Iterations column).
+std::string osu_table(const LatencyLog& log, const std::string& comment, int iterations);
+
 }  // namespace dagsgd::trace
