@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Tests that tools/emucluster never pins ranks of its emulated hosts onto a shared core: each
-# host's Open MPI daemon believes it owns the whole machine, and bound ranks of different hosts
-# land on the same core (both on core 0), where two busy-polling ranks hand over only at the
-# scheduler tick. Checks --report-bindings and the kernel's affinity of every rank, for 2 hosts
-# and for 2 hosts x 2 ranks, that a ping-pong between two hosts is out of the tick regime, and
-# that every run's namespaces are gone afterwards.
+# Tests that tools/emucluster never pins ranks of its emulated hosts onto a shared core while
+# another core has fewer: each host's Open MPI daemon believes it owns the whole machine, and
+# Open MPI's own binding puts ranks of different hosts on the same core (both on core 0), where
+# two busy-polling ranks hand over only at the scheduler tick. The default placement (spread)
+# binds rank r to core r mod cores, the same every run. Checks --report-bindings and the
+# kernel's affinity of every rank (spread: 2 hosts, 2 hosts x 2 ranks, 3 hosts; unbound: 2
+# hosts), that a ping-pong between two hosts is out of the tick regime, and that every run's
+# namespaces are gone afterwards.
 # Exits 77 (ctest SKIP) when the machine cannot run the cluster (not root, no netns/veth/htb).
 set -uo pipefail
 EMU="${1:?usage: placement_test.sh TOOLS/emucluster dagsgd-pingpong-bench}"
@@ -32,40 +34,66 @@ run_affinity() {
   return "$rc"
 }
 
-# co_pinned FILE: prints the ranks that share a core set narrower than the whole machine, from
-# the kernel's affinity and from Open MPI's "MCW rank N bound to ... [B/.]" lines; exit 0 if
-# any (or if a rank did not report), 1 if every rank is unbound or alone on its cores.
+# co_pinned FILE RANKS: prints the ranks pinned badly, from the kernel's affinity and from Open
+# MPI's "MCW rank N bound to ... [B/.]" lines: two ranks of one host on the same cores, or more
+# ranks on one core set than an even spread over the machine's CPUs gives (ceil(ranks / CPUs));
+# exit 0 if any (or if a rank did not report), 1 if every rank is unbound or evenly spread.
 co_pinned() {
-  python3 - "$1" "$2" "$all_cpus" <<'PY'
+  python3 - "$1" "$2" "$all_cpus" "$(nproc)" <<'PY'
 import re, sys
-path, ranks, all_cpus = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+path, ranks, all_cpus, cpus = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 text = open(path).read()
 found = False
-affinity = {int(r): cpus for r, cpus in re.findall(r"^affinity (\d+) \S+ (\S+)$", text, re.M)}
+reports = re.findall(r"^affinity (\d+) (\S+) (\S+)$", text, re.M)
+affinity = {int(r): c for r, _, c in reports}
+host = {int(r): h for r, h, _ in reports}
 if sorted(affinity) != list(range(ranks)):
     print(f"ranks that reported their affinity: {sorted(affinity)}, expected 0..{ranks - 1}")
     found = True
 bound = {r: c for r, c in affinity.items() if c != all_cpus}
-# --report-bindings: "MCW rank N bound to <where>: [B/.]"; unbound ranks say "not bound" or,
-# with --bind-to none, nothing.
+# --report-bindings: "[HOST:PID] MCW rank N bound to <where>: [B/.]"; unbound ranks say
+# "not bound" or, with --bind-to none, nothing.
 reported = {int(r): m for r, m in re.findall(r"MCW rank (\d+) bound to .*: (\[\S+\])", text)}
+most = -(-ranks // cpus)
 for name, sets in (("affinity", bound), ("--report-bindings", reported)):
     by_set = {}
     for r, s in sets.items():
         by_set.setdefault(s, []).append(r)
     for s, rs in by_set.items():
-        if len(rs) > 1:
-            print(f"{name}: ranks {sorted(rs)} share {s}")
+        hosts = [host.get(r) for r in rs]
+        if len(set(hosts)) < len(hosts):
+            print(f"{name}: ranks {sorted(rs)} of one host share {s}")
+            found = True
+        elif len(rs) > most:
+            print(f"{name}: ranks {sorted(rs)} share {s}, more than {most} of {ranks} on {cpus} CPUs")
             found = True
 sys.exit(0 if found else 1)
 PY
 }
 
+# spread_bound FILE RANKS: whether every rank is bound to exactly CPU (rank mod CPUs) of the
+# CPUs this test may use (the kernel's affinity).
+spread_bound() {
+  python3 - "$1" "$2" "$all_cpus" <<'PY'
+import re, sys
+path, ranks, allowed = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+cpus = []
+for part in allowed.split(","):
+    lo, _, hi = part.partition("-")
+    cpus += list(range(int(lo), int(hi or lo) + 1))
+affinity = {int(r): c for r, c in re.findall(r"^affinity (\d+) \S+ (\S+)$", open(path).read(), re.M)}
+bad = [(r, affinity.get(r)) for r in range(ranks) if affinity.get(r) != str(cpus[r % len(cpus)])]
+for r, got in bad:
+    print(f"rank {r}: affinity {got}, expected CPU {cpus[r % len(cpus)]}")
+sys.exit(1 if bad else 0)
+PY
+}
+
 no_co_pinning() {  # no_co_pinning WHAT FILE RANKS
   if co_pinned "$2" "$3"; then
-    echo "FAIL: $1: ranks pinned to the same cores"; cat "$2"; fail=1
+    echo "FAIL: $1: ranks of one host on one core, or more than an even share"; cat "$2"; fail=1
   else
-    echo "ok: $1: no two ranks pinned to the same cores"
+    echo "ok: $1: no ranks of one host on one core, none over an even share"
   fi
 }
 
@@ -74,16 +102,32 @@ run_affinity "$tmp/p2" --hosts 2
 rc=$?
 check "2-host job exits 0" test "$rc" -eq 0
 no_co_pinning "2 hosts" "$tmp/p2" 2
+check "2 hosts: rank r bound to CPU r mod CPUs" spread_bound "$tmp/p2" 2
 
-# 2 hosts x 2 ranks: with binding, ranks 0 and 2 (and 1 and 3) would share a core.
+# 2 hosts x 2 ranks: with Open MPI's binding, ranks 0 and 2 (and 1 and 3) would share a core.
 run_affinity "$tmp/p4" --hosts 2 --ranks-per-host 2
 rc=$?
 check "2-host x 2-rank job exits 0" test "$rc" -eq 0
 no_co_pinning "2 hosts x 2 ranks" "$tmp/p4" 4
+check "2 hosts x 2 ranks: rank r bound to CPU r mod CPUs" spread_bound "$tmp/p4" 4
 
-# The check can fail: the old placement (Open MPI's per-host core binding, which the last
-# --bind-to given restores) pins rank 0 and rank 1 to the same core and must be caught.
-run_affinity "$tmp/old" --hosts 2 --mpirun-arg --bind-to --mpirun-arg core
+# 3 hosts: more ranks than cores on a 2-CPU machine, spread the same way every run.
+run_affinity "$tmp/p3" --hosts 3
+rc=$?
+check "3-host job exits 0" test "$rc" -eq 0
+no_co_pinning "3 hosts" "$tmp/p3" 3
+check "3 hosts: rank r bound to CPU r mod CPUs" spread_bound "$tmp/p3" 3
+
+# Unbound: the kernel places every rank.
+run_affinity "$tmp/u2" --hosts 2 --placement unbound
+rc=$?
+check "unbound 2-host job exits 0" test "$rc" -eq 0
+no_co_pinning "2 hosts, unbound" "$tmp/u2" 2
+
+# The check can fail: the old placement (Open MPI's per-host core binding, which --bind-to
+# after --placement unbound restores) pins rank 0 and rank 1 to the same core and must be
+# caught.
+run_affinity "$tmp/old" --hosts 2 --placement unbound --mpirun-arg --bind-to --mpirun-arg core
 if [[ $(nproc) -lt 2 ]]; then
   echo "ok: (1 CPU: every binding is co-pinning; negative control not meaningful)"
 elif co_pinned "$tmp/old" 2 >/dev/null; then
