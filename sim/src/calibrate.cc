@@ -103,8 +103,11 @@ std::vector<model::MeasuredAllreduce> measured_curves(const std::vector<Benchmar
       a.avg += p.latency_us * 1e3;
       a.max += p.max_latency_us * 1e3;
       a.min += p.min_latency_us * 1e3;
-      a.has_max = a.has_max && p.max_latency_us >= p.latency_us;
-      a.has_min = a.has_min && p.min_latency_us >= 0 && p.min_latency_us <= p.latency_us;
+      // Back to back, Min and Max are the ranks' means over a stream: no per-call tail, and
+      // not the rank that has its result first (the root of a rooted algorithm).
+      a.has_max = a.has_max && !l.log.back_to_back && p.max_latency_us >= p.latency_us;
+      a.has_min = a.has_min && !l.log.back_to_back && p.min_latency_us >= 0 &&
+                  p.min_latency_us <= p.latency_us;
       ++a.n;
     }
   }

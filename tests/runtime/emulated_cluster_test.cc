@@ -247,5 +247,42 @@ TEST(EmulatedCluster, ShortIterationModelsRunLongerAndReusedRunsMustFit) {
   std::filesystem::remove_all(s.out);
 }
 
+// A reused micro-benchmark log must be timed as validate times it now, back to back; one timed
+// between barriers (a grid measured before) is refused, naming it, not calibrated as if it were.
+TEST(EmulatedCluster, ReusedBenchmarksMustRunBackToBack) {
+  ExperimentSettings s = settings();
+  s.out = temp_dir("bench-reuse");
+  s.reuse = true;
+  ExperimentNames n;
+  n.profiles = {"emu-600m", "emu-250m"};
+  n.ranks = {2};
+  n.overlaps = {"none"};
+  n.models = {"cnn"};
+  auto g = resolve_experiments(n, s);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  Experiments e(s);
+  ASSERT_TRUE(e.make_directories().ok());
+  const std::string log = s.out + "/bench/emu-600m_p2.log";
+  const std::string rows =
+      "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+      "32768              100.00             90.00            110.00          10\n";
+  std::ofstream(log) << "# dagsgd allreduce latency benchmark (OSU format), 2 ranks, 10 "
+                        "iterations, MPI_Iallreduce + MPI_Wait, in place\n"
+                     << rows;
+  auto old = e.benchmark(g->profiles[0], 2, 0);
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.error().message.find("'" + log + "' times its calls between barriers"),
+            std::string::npos)
+      << old.error().message;
+  std::ofstream(log) << "# dagsgd allreduce latency benchmark (OSU format), 2 ranks, 10 "
+                        "iterations, MPI_Iallreduce + MPI_Wait, in place, back to back (Min, "
+                        "Max: the fastest, the slowest rank's mean)\n"
+                     << rows;
+  auto now = e.benchmark(g->profiles[0], 2, 0);
+  ASSERT_TRUE(now.ok()) << now.error().message;
+  EXPECT_EQ(*now, log);
+  std::filesystem::remove_all(s.out);
+}
+
 }  // namespace
 }  // namespace dagsgd::runtime

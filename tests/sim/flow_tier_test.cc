@@ -289,12 +289,18 @@ TEST(FlowTier, AMeasuredCurveSlowerThanTheLinksLeavesThePairFreeMeanwhile) {
   const SimResult r = run(dag, net);
   EXPECT_NEAR(static_cast<double>(r.finish[0]), 4 * one, 1.0);
   EXPECT_NEAR(static_cast<double>(r.finish[1]), 5 * one, 1.0);
-  // Faster than the links allow: the fixed parts shrink, the transfers stay.
+  // Faster than that: the fixed parts shrink, the transfers stay.
   FlowPlan fast = fitted();
   fit_plan_to(fast, *p.cluster, 3 * one);
   EXPECT_NEAR(isolated_time_ns(*p.cluster, fast), 3 * one, 1e-3);
+  EXPECT_EQ(fast.amounts[0].bytes, 10e6);
+  // Faster than the transfers alone (a stream overlapping one call's broadcast with the next
+  // one's reduction): no fixed parts, and each transfer carries half, so the plan takes `one`.
   fit_plan_to(fast, *p.cluster, one);
-  EXPECT_NEAR(isolated_time_ns(*p.cluster, fast), 2 * one, 1e-3);
+  EXPECT_NEAR(isolated_time_ns(*p.cluster, fast), one, 1e-3);
+  EXPECT_EQ(fast.amounts[0].fixed, 0);
+  EXPECT_NEAR(fast.amounts[0].bytes, 5e6, 1e-3);
+  EXPECT_NEAR(fast.amounts[1].bytes, 5e6, 1e-3);
 }
 
 // `n` collectives of 10 MB over the NIC at once, each transfer capped at a third of the NIC;

@@ -218,6 +218,33 @@ TEST(Calibrate, FullTableUsesMaxAndKeepsTheCurve) {
   EXPECT_TRUE(contains(bad.out, "unknown --statistic 'median'")) << bad.out;
 }
 
+// Back to back (--back-to-back), Min and Max are the ranks' means over a stream: the entry keeps
+// the stream's time per call alone, with no slowest-rank tail and no fastest (root) rank.
+TEST(Calibrate, BackToBackTableKeepsTheStreamAlone) {
+  const std::string log = temp_dir() + "/stream3.log";
+  ASSERT_TRUE(dagsgd::model::write_file(
+                  log,
+                  "# dagsgd allreduce latency benchmark (OSU format), 3 ranks, 10 iterations, "
+                  "MPI_Iallreduce + MPI_Wait, in place, back to back (Min, Max: the fastest, "
+                  "the slowest rank's mean)\n"
+                  "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+                  "65536                 400.00            398.00            402.00          10\n"
+                  "1048576              4100.00           4090.00           4110.00          10\n"
+                  "4194304             16100.00          16050.00          16150.00          10\n",
+                  true)
+                  .ok());
+  CliResult r = run("calibrate " + log + " --json", /*merge=*/false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  const auto& curves = j["fabric"]["allreduce_measured"];
+  ASSERT_EQ(curves.size(), 1u) << j["fabric"];
+  EXPECT_EQ(curves[0]["ranks"], 3);
+  EXPECT_DOUBLE_EQ(curves[0]["latency_us"][1].get<double>(), 4100);
+  EXPECT_FALSE(curves[0].contains("max_latency_us")) << curves[0];
+  EXPECT_FALSE(curves[0].contains("min_latency_us")) << curves[0];
+}
+
 TEST(Calibrate, BadInputExitsTwo) {
   CliResult algo = run("calibrate " + kBcaffe + "allreduce4.log --algorithm butterfly");
   EXPECT_EQ(algo.code, 2);

@@ -183,5 +183,40 @@ TEST(OsuLog, RepeatsBecomeTheirPerSizeMedian) {
       << refused.error().message;
 }
 
+// dagsgd-allreduce-bench --back-to-back says so in its header; the flag survives a median and
+// its table, and logs timed two ways make no median.
+TEST(OsuLog, BackToBackLogsSayHowTheyWereTimed) {
+  const std::string header =
+      "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+      "262144 24000.0 23990.0 24010.0 10\n524288 40000.0 39990.0 40010.0 10\n";
+  auto stream = parse_latency_log(
+      "# dagsgd allreduce latency benchmark (OSU format), 3 ranks, 10 iterations, "
+      "MPI_Iallreduce + MPI_Wait, in place, back to back (Min, Max: the fastest, the slowest "
+      "rank's mean)\n" +
+          header,
+      "stream.log");
+  ASSERT_TRUE(stream.ok()) << stream.error().message;
+  EXPECT_TRUE(stream->back_to_back);
+  auto barriers = parse_latency_log(
+      "# dagsgd allreduce latency benchmark (OSU format), 3 ranks, 10 iterations\n" + header,
+      "barriers.log");
+  ASSERT_TRUE(barriers.ok()) << barriers.error().message;
+  EXPECT_FALSE(barriers->back_to_back);
+  auto m = median_latency_log({*stream, *stream}, {"a.log", "b.log"});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_TRUE(m->back_to_back);
+  const std::string table = osu_table(*m, "median of 2", 10);
+  EXPECT_EQ(table.rfind("# median of 2, back to back\n", 0), 0u) << table;
+  auto back = parse_latency_log(table, "median.log");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->back_to_back);
+  auto mixed = median_latency_log({*stream, *barriers}, {"a.log", "barriers.log"});
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.error().message.find(
+                "log 'barriers.log': timed between barriers, but 'a.log' back to back"),
+            std::string::npos)
+      << mixed.error().message;
+}
+
 }  // namespace
 }  // namespace dagsgd::trace

@@ -37,15 +37,19 @@ assert doc["summary"]["transfer"]["predictions"] == 2, doc["summary"]
 assert doc["summary"]["stack"]["predictions"] == 2, doc["summary"]
 for p in preds:
     assert p["source"] != p["target"] and p["predicted_iteration_s"] > 0, p
-# Mode (b) prices the collectives from the target's measured latencies (average and slowest
-# rank), and replay runs the ranks' computation on the machine's cores.
+# Mode (b) prices the collectives from the target's measured latencies, a stream of calls
+# (the benchmark runs back to back: one time per call, no slowest-rank or fastest-rank column),
+# and replay runs the ranks' computation on the machine's cores.
 import glob, os
 out = os.path.dirname(sys.argv[1])
+for log in glob.glob(os.path.join(out, "bench", "*.log")):
+    assert "back to back" in open(log).readline(), log
 fabrics = glob.glob(os.path.join(out, "fabrics", "*-calibrated.json"))
 assert len(fabrics) == 2, fabrics
 for f in fabrics:
     curve = json.load(open(f))["allreduce_measured"][0]
-    assert curve["ranks"] == 2 and len(curve["max_latency_us"]) == len(curve["sizes_bytes"]), f
+    assert curve["ranks"] == 2 and len(curve["latency_us"]) == len(curve["sizes_bytes"]), f
+    assert "max_latency_us" not in curve and "min_latency_us" not in curve, f
 assert doc["host_cpu_model"] is True, doc["host_cpu_model"]
 replays = glob.glob(os.path.join(out, "predictions", "*_calibrated.json"))
 assert replays and all("host_cpus" in json.load(open(r)) for r in replays), replays

@@ -69,6 +69,7 @@ Expected<LatencyLog> parse_latency_log(const std::string& text, const std::strin
       const auto text_start = line.find_first_not_of('#');
       const std::string body = text_start == std::string::npos ? "" : trim(line.substr(text_start));
       const auto toks = split_ws(body);
+      if (body.find("back to back") != std::string::npos) log.back_to_back = true;
       if (body.rfind("OSU", 0) == 0) {
         log.benchmark = body;
       } else if (body.rfind("Size", 0) == 0 && body.find("Latency") != std::string::npos) {
@@ -205,12 +206,19 @@ model::Expected<LatencyLog> median_latency_log(const std::vector<LatencyLog>& lo
     for (std::size_t i = 0; same && i < first.size(); ++i) {
       same = logs[l].points[i].bytes == first[i].bytes;
     }
+    const auto name = [&](std::size_t k) {
+      return k < names.size() ? names[k] : "#" + std::to_string(k);
+    };
     if (!same) {
-      const auto name = [&](std::size_t k) {
-        return k < names.size() ? names[k] : "#" + std::to_string(k);
-      };
       return model::Error{"log '" + name(l) + "': its sizes differ from those of '" + name(0) +
                           "'; a median needs the same sizes"};
+    }
+    if (logs[l].back_to_back != logs.front().back_to_back) {
+      return model::Error{"log '" + name(l) + "': timed " +
+                          (logs[l].back_to_back ? "back to back" : "between barriers") + ", but '" +
+                          name(0) + "' " +
+                          (logs.front().back_to_back ? "back to back" : "between barriers") +
+                          "; a median needs one way"};
     }
   }
   bool full = true;
@@ -226,6 +234,7 @@ model::Expected<LatencyLog> median_latency_log(const std::vector<LatencyLog>& lo
   out.format = logs.front().format;
   out.benchmark = logs.front().benchmark;
   out.ranks = logs.front().ranks;
+  out.back_to_back = logs.front().back_to_back;
   for (std::size_t i = 0; i < first.size(); ++i) {
     std::vector<double> avg;
     std::vector<double> fastest;
@@ -250,7 +259,11 @@ model::Expected<LatencyLog> median_latency_log(const std::vector<LatencyLog>& lo
 std::string osu_table(const LatencyLog& log, const std::string& comment, int iterations) {
   bool full = true;
   for (const auto& p : log.points) full = full && p.min_latency_us >= 0 && p.max_latency_us >= 0;
-  std::string text = "# " + comment + "\n";
+  std::string text = "# " + comment;
+  if (log.back_to_back && comment.find("back to back") == std::string::npos) {
+    text += ", back to back";
+  }
+  text += "\n";
   text += full ? "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
                : "# Size       Avg Latency(us)\n";
   for (const auto& p : log.points) {

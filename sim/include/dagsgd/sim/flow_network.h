@@ -46,7 +46,8 @@ double isolated_time_ns(const model::ClusterTopology& cluster, const model::Flow
 // ranks' scheduling), added to the phases' fixed parts in proportion to their bytes, and the
 // transfers keep the links' rate, so another collective's transfers may use a connection while
 // this one is not moving data on it (docs/communication.md, "Collectives in flight together").
-// Faster: the fixed parts shrink (to none at the least).
+// Faster: the fixed parts shrink; faster than the transfers alone, they carry proportionally
+// fewer bytes (the plan of one call overstates a stream's wire time per call).
 void fit_plan_to(model::FlowPlan& plan, const model::ClusterTopology& cluster, double target);
 
 // One link's load over a window of time, for reports.

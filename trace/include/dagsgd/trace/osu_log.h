@@ -31,6 +31,11 @@ struct LatencyLog {
   // column some scripts (B-Caffe's) prefix to OSU rows. Empty if the log does not say.
   std::optional<int> ranks;
   std::vector<LatencyPoint> points;  // in file order
+  // A stream of calls, each rank starting the next as soon as its previous one ended
+  // (dagsgd-allreduce-bench --back-to-back; its header says "back to back"): every rank's mean
+  // is the stream's time per call, and Min and Max are the fastest and slowest rank's means,
+  // not one call's extremes, so they say nothing of which rank has its result first.
+  bool back_to_back = false;
 };
 
 // Parses log text; `where` names it in errors ("log 'x.log': line 7: ..."). OSU: a
@@ -44,14 +49,14 @@ model::Expected<LatencyLog> read_latency_log(const std::string& path);
 
 // Repeats of one benchmark as one log: per size, the median over `logs` of each column (average,
 // fastest and slowest rank; a column some point of some log lacks is left out everywhere). The
-// logs must list the same sizes in the same order; the error names `names[i]` of the one that
-// does not.
+// logs must list the same sizes in the same order and all be timed the same way (back to back
+// or not); the error names `names[i]` of the one that does not.
 model::Expected<LatencyLog> median_latency_log(const std::vector<LatencyLog>& logs,
                                                const std::vector<std::string>& names);
 
-// `log` as an OSU table that parse_latency_log reads back: `comment` (one line, after "# "), the
-// header and one row per point (the full table when every point has Min and Max, with
-// `iterations` in its Iterations column).
+// `log` as an OSU table that parse_latency_log reads back: `comment` (one line, after "# ", with
+// ", back to back" added for such a log unless it says so), the header and one row per point
+// (the full table when every point has Min and Max, with `iterations` in its Iterations column).
 std::string osu_table(const LatencyLog& log, const std::string& comment, int iterations);
 
 }  // namespace dagsgd::trace
