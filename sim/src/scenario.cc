@@ -297,6 +297,16 @@ Expected<PredictRequest> NetworkWorkload::request(const Scenario& s) const {
   auto io = model::duration_ns(spec_.io_time_s, 1e9, "io time");
   if (!io) return io.error();
   r.io = *io;
+  if (spec_.input_rate != 0) {  // NaN included: an error below
+    if (!(spec_.input_rate > 0)) return model::Error{"input rate must be > 0 samples/s"};
+    // The node's pipeline feeds its GPUs together: each gets its share of the rate.
+    const double per_gpu_s =
+        static_cast<double>(spec_.batch) * s.hardware.gpus_per_node / spec_.input_rate;
+    auto pipeline =
+        model::duration_ns(per_gpu_s, 1e9, "input time (batch x GPUs per node / input rate)");
+    if (!pipeline) return pipeline.error();
+    r.io = std::max(r.io, *pipeline);
+  }
   if (profile_) DAGSGD_TRY(apply_layer_profile(*profile_, spec_.layer_profile, network_, r.layers));
   if (spec_.step_time_s != 0) {  // NaN included: an error below, not "no step time"
     auto step = model::duration_ns(spec_.step_time_s, 1e9, "step time");
@@ -353,6 +363,10 @@ Description NetworkWorkload::describe(const Scenario& s) const {
       {"prefetch", spec_.prefetch ? "on" : "off"},
       {"compute", compute},
   };
+  if (spec_.input_rate > 0) {
+    d.push_back({"input", "at most " + num(spec_.input_rate) + " samples/s per node (" +
+                              num(spec_.input_rate / h.gpus_per_node) + " per GPU)"});
+  }
   if (s.exchange.stack) {
     const model::StackSpec& st = *s.exchange.stack;
     std::string what = st.name + " (" + st.library.name;

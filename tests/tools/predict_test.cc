@@ -77,6 +77,48 @@ TEST(PredictCli, StepTimeScalesComputeOnOneGpu) {
   EXPECT_NEAR(j["iteration_time_s"].get<double>(), 0.2529, 1e-6);
 }
 
+// A node's input pipeline that delivers fewer samples than its GPUs consume sets the pace: each
+// GPU loads batch x gpus-per-node / RATE per batch, overlapped with the previous iteration, so
+// the job trains at most at nodes x RATE. A rate above what the GPUs consume changes nothing.
+TEST(PredictCli, InputRateCapsEachNodeAtWhatItsPipelineDelivers) {
+  const std::string base =
+      "predict --network resnet50 --batch 64 --gpu v100 --nodes 2 --gpus-per-node 4 --intra "
+      "nvlink2 --inter ib-edr --overlap wfbp --step-time 0.2 --json";
+  auto free = nlohmann::json::parse(run_cli(base).out);
+  const double unlimited = free["throughput_samples_per_s"].get<double>();
+  ASSERT_GT(unlimited, 0);
+  // A pipeline at half what a node's GPUs consume.
+  const double rate = unlimited / 2 / 2;
+  auto r = run_cli(base + " --input-rate " + std::to_string(rate));
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto capped = nlohmann::json::parse(r.out);
+  // Input-bound: a batch's load and then its copy to the GPU set the period.
+  const double io = capped["breakdown"]["io"].get<double>();
+  EXPECT_NEAR(io, 64.0 * 4 / rate, 1e-9);
+  EXPECT_NEAR(capped["iteration_time_s"].get<double>(),
+              io + capped["breakdown"]["h2d"].get<double>(), 1e-9);
+  EXPECT_LE(capped["throughput_samples_per_s"].get<double>(), 2 * rate);
+  EXPECT_EQ(capped["bound"], "input-bound");
+  EXPECT_NE(capped["scenario"]["input"].get<std::string>().find("samples/s per node"),
+            std::string::npos);
+  // Without prefetching the load adds to the iteration instead of hiding under it.
+  auto serial = nlohmann::json::parse(
+      run_cli(base + " --prefetch off --input-rate " + std::to_string(rate)).out);
+  EXPECT_GT(serial["iteration_time_s"].get<double>(),
+            capped["iteration_time_s"].get<double>() + 0.1);
+  // Ten times what the GPUs consume: the same prediction as without a limit.
+  auto ample =
+      nlohmann::json::parse(run_cli(base + " --input-rate " + std::to_string(unlimited * 10)).out);
+  EXPECT_NEAR(ample["throughput_samples_per_s"].get<double>(), unlimited, 1e-9 * unlimited);
+  for (const char* bad : {"0", "-5", "nan", "inf"}) {
+    auto b = run_cli(base + " --input-rate " + bad);
+    EXPECT_EQ(b.code, 2) << bad << "\n" << b.err;
+    EXPECT_NE(b.err.find("--input-rate"), std::string::npos) << bad << "\n" << b.err;
+  }
+  // whatif sweeps a network spec with the same flag.
+  EXPECT_NE(run_cli("whatif --help").out.find("--input-rate"), std::string::npos);
+}
+
 TEST(PredictCli, SparsityAndElasticAveragingCutCommunication) {
   // One group each (no overlap), so the comparison is of bytes, not of per-layer startups:
   // 1% of the elements as (value, index) pairs, allgathered, move far fewer bytes.

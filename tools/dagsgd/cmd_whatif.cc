@@ -73,7 +73,7 @@ model::Expected<std::unique_ptr<sim::Workload>> load_workload(const WhatifOption
     return std::unique_ptr<sim::Workload>(std::move(*w));
   }
   DAGSGD_TRY(f.refuse({"--gpu", "--step-time", "--layer-profile", "--sync", "--io-time",
-                       "--prefetch", "--iterations"},
+                       "--input-rate", "--prefetch", "--iterations"},
                       " describes a network spec; a traced run keeps what it measured"));
   DAGSGD_TRY(f.refuse({"--overlap", "--precision", "--topk"},
                       ": a traced run keeps its own overlap, precision and sparsity; sweep them "

@@ -39,6 +39,12 @@ void add_network_flags(CLI::App& app, sim::NetworkSpec& n, ScenarioUse use) {
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--io-time", n.io_time_s, "Seconds to read one batch into host memory")
       ->check(duration_seconds(true));
+  app.add_option("--input-rate", n.input_rate,
+                 "Samples/s one node's host input pipeline (decode, augmentation) delivers to "
+                 "all its GPUs: each GPU loads a batch in batch x gpus-per-node / RATE seconds, "
+                 "overlapped with the previous iteration unless --prefetch off (default: no "
+                 "limit)")
+      ->check(positive_finite());
   app.add_option("--iterations", n.iterations, "Iterations to simulate (the last is reported)")
       ->check(whole_number(2, 1000))
       ->capture_default_str();

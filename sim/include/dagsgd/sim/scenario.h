@@ -132,7 +132,11 @@ struct NetworkSpec {
   double step_time_s = 0;     // a measured single-GPU iteration; 0: from FLOPs
   std::string layer_profile;  // B-Caffe per-layer log for the backward times
   bool prefetch = true;
-  double io_time_s = 0;      // to read one batch into host memory
+  double io_time_s = 0;  // to read one batch into host memory
+  // Samples per second one node's host input pipeline (decode, augmentation) delivers to all
+  // its GPUs; 0: no limit. Each GPU then needs batch x gpus-per-node / input_rate per batch
+  // (io is the larger of this and io_time_s).
+  double input_rate = 0;
   int iterations = 3;        // simulated; the last is reported
   std::string sync = "bsp";  // or easgd:TAU,ALPHA
 };
