@@ -25,6 +25,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA = "dagsgd-published/1"
+PIPELINES_SCHEMA = "dagsgd-input-pipelines/1"
 KINDS = ("end_to_end", "single_gpu_reference", "microbenchmark")
 PROVENANCE = ("title", "authors", "published", "licence", "accessed", "measurement")
 # Published precision -> dagsgd --precision. TF32 keeps fp32 gradients; AMP sends fp16 ones.
@@ -107,7 +108,35 @@ def load_catalog(data_dir):
     if missing:
         raise DataError(f"{os.path.join(data_dir, 'stacks')}: no stack named "
                         f"{', '.join(missing)} (tools/published_eval.py STACK_RULES)")
-    return gpus, fabrics, networks
+    return gpus, fabrics, networks, load_pipelines(data_dir)
+
+
+def load_pipelines(data_dir):
+    """The input-pipeline catalog: name -> samples/s per core (docs/published.md)."""
+    path = os.path.join(data_dir, "published", "input_pipelines.json")
+    rel = shown(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise DataError(f"{rel}: cannot read: {e.strerror}")
+    except json.JSONDecodeError as e:
+        raise DataError(f"{rel}: line {e.lineno}: {e.msg}")
+    if not isinstance(doc, dict) or doc.get("schema") != PIPELINES_SCHEMA:
+        raise DataError(f"{rel}: 'schema': expected '{PIPELINES_SCHEMA}'")
+    pipelines = doc.get("pipelines")
+    if not isinstance(pipelines, dict):
+        raise DataError(f"{rel}: 'pipelines' must be an object of named pipelines")
+    out = {}
+    for name, entry in pipelines.items():
+        where = f"{rel}: pipeline '{name}'"
+        if not isinstance(entry, dict) or not positive(entry.get("samples_per_s_per_core")):
+            raise DataError(f"{where}: 'samples_per_s_per_core' must be a positive number")
+        for key in ("source", "as_published", "derivation"):
+            if not isinstance(entry.get(key), str) or not entry[key].strip():
+                raise DataError(f"{where}: '{key}' missing or empty (provenance)")
+        out[name] = float(entry["samples_per_s_per_core"])
+    return out
 
 
 def source_files(data_dir, only):
@@ -138,7 +167,7 @@ def positive(v):
 
 def validate(path, doc, catalog):
     """Raises DataError at the first problem; returns the points by id."""
-    gpus, fabrics, networks = catalog
+    gpus, fabrics, networks, pipelines = catalog
     rel = shown(path)
 
     def fail(where, what):
@@ -172,6 +201,11 @@ def validate(path, doc, catalog):
                             "datasets/hardware/fabrics.json")
         if not (isinstance(s.get("gpus_per_node"), int) and s["gpus_per_node"] > 0):
             fail(where, "'gpus_per_node' must be a positive integer")
+        if "cpu_cores_per_node" in s:
+            if not (isinstance(s["cpu_cores_per_node"], int) and s["cpu_cores_per_node"] > 0):
+                fail(where, "'cpu_cores_per_node' must be a positive integer")
+            if not isinstance(s.get("cpu_as_published"), str) or not s["cpu_as_published"]:
+                fail(where, "'cpu_as_published' missing (where the core count comes from)")
     points = doc.get("points")
     if not isinstance(points, list) or not points:
         fail("'points'", "missing or empty")
@@ -225,6 +259,16 @@ def validate(path, doc, catalog):
             fail(where, "an end-to-end point needs at least 2 GPUs")
         if p.get("algorithm") is not None and p["algorithm"] not in ALGORITHMS:
             fail(where, f"'algorithm' must be one of {', '.join(ALGORITHMS)}")
+        if "input_pipeline" in p:
+            if p["input_pipeline"] not in pipelines:
+                fail(where, f"input_pipeline {p['input_pipeline']!r} is not in "
+                            "datasets/published/input_pipelines.json")
+            if not isinstance(p.get("input_pipeline_source"), str) or \
+                    not p["input_pipeline_source"]:
+                fail(where, "'input_pipeline_source' missing (why the point used that pipeline)")
+            if "cpu_cores_per_node" not in setups[p["setup"]]:
+                fail(where, f"setup {p['setup']!r} has no 'cpu_cores_per_node' for its "
+                            "input pipeline")
         if "not_expressible" in p:
             if not isinstance(p["not_expressible"], str) or not p["not_expressible"]:
                 fail(where, "'not_expressible' must be a reason")
@@ -244,7 +288,7 @@ def validate(path, doc, catalog):
     return by_id
 
 
-def predict_command(binary, p, setup, ref, stack=None):
+def predict_command(binary, p, setup, ref, stack=None, pipelines=None):
     """The dagsgd predict arguments for one end-to-end point, or (None, reason)."""
     if "not_expressible" in p:
         return None, p["not_expressible"]
@@ -276,6 +320,10 @@ def predict_command(binary, p, setup, ref, stack=None):
         # (the same batch in every evaluated point of the set).
         step = p["batch_per_gpu"] / ref["value"]
         cmd += ["--step-time", f"{step:.9g}"]
+    if pipelines and p.get("input_pipeline") in pipelines:
+        # What the node's cores decode and augment per second, shared by its GPUs.
+        rate = pipelines[p["input_pipeline"]] * setup["cpu_cores_per_node"]
+        cmd += ["--input-rate", f"{rate:.9g}"]
     return cmd, None
 
 
@@ -324,7 +372,8 @@ def evaluate(files, binary, jobs, catalog, validate_only, stacks=True):
             stack, why = stack_for(sid, p) if stacks else (None, "--no-stacks")
             row["stack"] = stack
             row["stack_reason"] = why
-            cmd, reason = predict_command(binary, p, setup, ref, stack)
+            row["input_pipeline"] = p.get("input_pipeline")
+            cmd, reason = predict_command(binary, p, setup, ref, stack, catalog[3])
             if cmd is None:
                 row["skipped"] = reason
             else:

@@ -30,6 +30,8 @@ def end_to_end_points():
     base = os.path.join(DATA, "published")
     out = set()
     for sid in sorted(os.listdir(base)):
+        if not os.path.isdir(os.path.join(base, sid)):
+            continue  # input_pipelines.json, the catalog the sources name
         with open(os.path.join(base, sid, sid + ".json"), encoding="utf-8") as f:
             doc = json.load(f)
         out |= {(sid, p["id"]) for p in doc["points"] if p["kind"] == "end_to_end"}
@@ -56,6 +58,8 @@ def broken_copy(dst, source, mutate):
     for sub in ("hardware", "networks", "stacks"):
         shutil.copytree(os.path.join(DATA, sub), os.path.join(dst, sub))
     os.makedirs(os.path.join(dst, "published", source))
+    shutil.copy(os.path.join(DATA, "published", "input_pipelines.json"),
+                os.path.join(dst, "published"))
     with open(os.path.join(DATA, "published", source, source + ".json"), encoding="utf-8") as f:
         doc = json.load(f)
     mutate(doc)
@@ -89,6 +93,15 @@ def bad_input(work):
          lambda d: first(d, "end_to_end").update(reference="nowhere"), "reference 'nowhere'"),
         ("duplicate id", "horovod-readme-2017",
          lambda d: d["points"].append(dict(d["points"][0])), "duplicate id"),
+        ("unknown input pipeline", "dlperf-2020",
+         lambda d: next(p for p in d["points"] if "input_pipeline" in p).update(
+             input_pipeline="pil-typo"), "input_pipeline 'pil-typo'"),
+        ("input pipeline without the setup's cores", "dlperf-2020",
+         lambda d: d["setups"]["dlperf-4x8v100"].pop("cpu_cores_per_node"),
+         "'cpu_cores_per_node'"),
+        ("zero cores", "dlperf-2020",
+         lambda d: d["setups"]["dlperf-4x8v100"].update(cpu_cores_per_node=0),
+         "'cpu_cores_per_node' must be a positive integer"),
     ]
     for i, (what, source, mutate, needle) in enumerate(cases):
         dst = os.path.join(work, f"case{i}")
@@ -99,7 +112,39 @@ def bad_input(work):
               and len(msg.splitlines()) == 1,
               f"{what}: exit 2 naming the file and the place (got {r.returncode}: {msg!r})",
               failures)
+    # The pipeline catalog itself: a rate without its source is refused, naming the entry.
+    dst = os.path.join(work, "pipelines")
+    broken_copy(dst, "dlperf-2020", lambda d: None)
+    catalog = os.path.join(dst, "published", "input_pipelines.json")
+    with open(catalog, encoding="utf-8") as f:
+        doc = json.load(f)
+    doc["pipelines"]["python-imagenet-train"].pop("source")
+    with open(catalog, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    r = run("--validate-only", "--data", dst)
+    msg = r.stderr.strip()
+    check(r.returncode == 2 and "input_pipelines.json" in msg and "python-imagenet-train" in msg
+          and "'source'" in msg, f"pipeline without a source: exit 2 naming the catalog and "
+          f"the entry (got {r.returncode}: {msg!r})", failures)
     return failures
+
+
+def pipeline_rates():
+    """Samples/s per node each point with an input pipeline must be predicted with."""
+    with open(os.path.join(DATA, "published", "input_pipelines.json"), encoding="utf-8") as f:
+        per_core = {k: v["samples_per_s_per_core"] for k, v in json.load(f)["pipelines"].items()}
+    base = os.path.join(DATA, "published")
+    out = {}
+    for sid in sorted(os.listdir(base)):
+        if not os.path.isdir(os.path.join(base, sid)):
+            continue
+        with open(os.path.join(base, sid, sid + ".json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        for p in doc["points"]:
+            if "input_pipeline" in p:
+                cores = doc["setups"][p["setup"]]["cpu_cores_per_node"]
+                out[(sid, p["id"])] = per_core[p["input_pipeline"]] * cores
+    return out
 
 
 def evaluate(dagsgd, out):
@@ -123,6 +168,12 @@ def evaluate(dagsgd, out):
         or (isinstance(r.get("skipped"), str) and r["skipped"]))]
     check(not bad, f"every point is predicted or skipped with a reason ({len(bad)} neither: "
                    f"{[r['point'] for r in bad[:3]]})", failures)
+    rates = pipeline_rates()
+    wrong = [r["point"] for r in rows if (r["source"], r["point"]) in rates and "command" in r
+             and f"--input-rate {rates[(r['source'], r['point'])]:.9g}" not in r["command"]]
+    check(rates and not wrong, f"the {len(rates)} points with an input pipeline are predicted "
+                               f"with --input-rate = per-core rate x cores ({wrong[:3]} not)",
+          failures)
     predicted = sum(1 for r in rows if "predicted" in r)
     check(predicted >= 60, f"at least 60 points predicted ({predicted})", failures)
     return failures
