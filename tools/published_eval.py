@@ -11,6 +11,7 @@ Python 3 standard library only.
 
 Usage: tools/published_eval.py [--dagsgd BIN] [--json OUT] [--markdown] [--validate-only]
                                [--source ID ...] [--jobs N] [--data DIR] [--no-stacks]
+                               [--no-input-pipelines]
 Exit: 0 when every point was predicted or skipped with a reason, 1 when a dagsgd run failed,
 2 on a bad data file (one line naming the file and the place).
 """
@@ -345,7 +346,7 @@ def link_class(p, setup):
     return p.get("intra", setup.get("intra")) or "?"
 
 
-def evaluate(files, binary, jobs, catalog, validate_only, stacks=True):
+def evaluate(files, binary, jobs, catalog, validate_only, stacks=True, pipelines=True):
     rows, micro = [], {}
     work = []
     for path in files:
@@ -373,7 +374,8 @@ def evaluate(files, binary, jobs, catalog, validate_only, stacks=True):
             row["stack"] = stack
             row["stack_reason"] = why
             row["input_pipeline"] = p.get("input_pipeline")
-            cmd, reason = predict_command(binary, p, setup, ref, stack, catalog[3])
+            cmd, reason = predict_command(binary, p, setup, ref, stack,
+                                          catalog[3] if pipelines else None)
             if cmd is None:
                 row["skipped"] = reason
             else:
@@ -485,6 +487,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="dagsgd runs at once (default 2)")
     ap.add_argument("--no-stacks", action="store_true",
                     help="predict every point without a software stack (the bare formulas)")
+    ap.add_argument("--no-input-pipelines", action="store_true",
+                    help="predict without the points' input pipelines (no --input-rate)")
     args = ap.parse_args()
     binary = args.dagsgd or default_binary()
     if not args.validate_only and (binary is None or not os.access(binary, os.X_OK)):
@@ -494,7 +498,8 @@ def main():
         catalog = load_catalog(args.data)
         files = source_files(args.data, args.source)
         rows, micro, failures = evaluate(files, binary, args.jobs, catalog, args.validate_only,
-                                         stacks=not args.no_stacks)
+                                         stacks=not args.no_stacks,
+                                         pipelines=not args.no_input_pipelines)
     except DataError as e:
         print(f"published_eval: {e}", file=sys.stderr)
         return 2
@@ -513,6 +518,7 @@ def main():
     if args.json:
         out = {"rows": rows,
                "stacks": not args.no_stacks,
+               "input_pipelines": not args.no_input_pipelines,
                "summary": {k.lower(): summarize(rows, f) for k, f in SUMMARIES},
                "overall": summarize(rows, lambda r: "all"),
                "microbenchmark_points": micro}

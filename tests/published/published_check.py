@@ -26,16 +26,18 @@ def run(*args):
                           check=False)
 
 
-def end_to_end_points():
+def sources():
+    """(id, document) of every source folder (input_pipelines.json beside them is a catalog)."""
     base = os.path.join(DATA, "published")
-    out = set()
     for sid in sorted(os.listdir(base)):
-        if not os.path.isdir(os.path.join(base, sid)):
-            continue  # input_pipelines.json, the catalog the sources name
-        with open(os.path.join(base, sid, sid + ".json"), encoding="utf-8") as f:
-            doc = json.load(f)
-        out |= {(sid, p["id"]) for p in doc["points"] if p["kind"] == "end_to_end"}
-    return out
+        if os.path.isdir(os.path.join(base, sid)):
+            with open(os.path.join(base, sid, sid + ".json"), encoding="utf-8") as f:
+                yield sid, json.load(f)
+
+
+def end_to_end_points():
+    return {(sid, p["id"]) for sid, doc in sources() for p in doc["points"]
+            if p["kind"] == "end_to_end"}
 
 
 def check(cond, what, failures):
@@ -133,18 +135,9 @@ def pipeline_rates():
     """Samples/s per node each point with an input pipeline must be predicted with."""
     with open(os.path.join(DATA, "published", "input_pipelines.json"), encoding="utf-8") as f:
         per_core = {k: v["samples_per_s_per_core"] for k, v in json.load(f)["pipelines"].items()}
-    base = os.path.join(DATA, "published")
-    out = {}
-    for sid in sorted(os.listdir(base)):
-        if not os.path.isdir(os.path.join(base, sid)):
-            continue
-        with open(os.path.join(base, sid, sid + ".json"), encoding="utf-8") as f:
-            doc = json.load(f)
-        for p in doc["points"]:
-            if "input_pipeline" in p:
-                cores = doc["setups"][p["setup"]]["cpu_cores_per_node"]
-                out[(sid, p["id"])] = per_core[p["input_pipeline"]] * cores
-    return out
+    return {(sid, p["id"]): per_core[p["input_pipeline"]]
+            * doc["setups"][p["setup"]]["cpu_cores_per_node"]
+            for sid, doc in sources() for p in doc["points"] if "input_pipeline" in p}
 
 
 def evaluate(dagsgd, out):

@@ -199,17 +199,25 @@ TEST(EmulatedCluster, OneValidatePerDirectory) {
   std::filesystem::remove_all(s.out);
 }
 
-// Short-iteration models train more iterations per run; a reused run of another length (a
-// directory measured before, or with other settings) is refused, not measured as if it fit.
-TEST(EmulatedCluster, ShortIterationModelsRunLongerAndReusedRunsMustFit) {
-  ExperimentSettings s = settings();
-  s.out = temp_dir("reuse");
+// A grid that reuses what a fresh OUT holds: `models`, 2 ranks, no overlap, on emu-600m and
+// emu-250m.
+ExperimentNames reused_grid(ExperimentSettings& s, const std::string& dir,
+                            std::vector<std::string> models) {
+  s.out = temp_dir(dir);
   s.reuse = true;
   ExperimentNames n;
   n.profiles = {"emu-600m", "emu-250m"};
   n.ranks = {2};
   n.overlaps = {"none"};
-  n.models = {"cnn", "mlp-wide"};
+  n.models = std::move(models);
+  return n;
+}
+
+// Short-iteration models train more iterations per run; a reused run of another length (a
+// directory measured before, or with other settings) is refused, not measured as if it fit.
+TEST(EmulatedCluster, ShortIterationModelsRunLongerAndReusedRunsMustFit) {
+  ExperimentSettings s = settings();
+  const ExperimentNames n = reused_grid(s, "reuse", {"cnn", "mlp-wide"});
   auto g = resolve_experiments(n, s);
   ASSERT_TRUE(g.ok()) << g.error().message;
   Experiments e(s);
@@ -251,13 +259,7 @@ TEST(EmulatedCluster, ShortIterationModelsRunLongerAndReusedRunsMustFit) {
 // between barriers (a grid measured before) is refused, naming it, not calibrated as if it were.
 TEST(EmulatedCluster, ReusedBenchmarksMustRunBackToBack) {
   ExperimentSettings s = settings();
-  s.out = temp_dir("bench-reuse");
-  s.reuse = true;
-  ExperimentNames n;
-  n.profiles = {"emu-600m", "emu-250m"};
-  n.ranks = {2};
-  n.overlaps = {"none"};
-  n.models = {"cnn"};
+  const ExperimentNames n = reused_grid(s, "bench-reuse", {"cnn"});
   auto g = resolve_experiments(n, s);
   ASSERT_TRUE(g.ok()) << g.error().message;
   Experiments e(s);

@@ -38,6 +38,18 @@ CliResult run(const std::string& args, bool merge = true) {
   return r;
 }
 
+// Writes a benchmark table to `log` and returns `calibrate LOG --json`, parsed (discarded, with
+// the failure recorded, when the log cannot be written or the command fails).
+nlohmann::json calibrate_table(const std::string& log, const std::string& table) {
+  if (!dagsgd::model::write_file(log, table, true).ok()) {
+    ADD_FAILURE() << "cannot write " << log;
+    return nlohmann::json(nlohmann::json::value_t::discarded);
+  }
+  CliResult r = run("calibrate " + log + " --json", /*merge=*/false);
+  EXPECT_EQ(r.code, 0) << r.out;
+  return nlohmann::json::parse(r.out, nullptr, false);
+}
+
 std::string temp_dir() {
   std::string d = ::testing::TempDir() + "/calibrate-" + std::to_string(::getpid());
   ::mkdir(d.c_str(), 0755);
@@ -167,20 +179,15 @@ TEST(Calibrate, SeveralLogsFittedTogether) {
 // the entry keeps the latencies for its rank count.
 TEST(Calibrate, FullTableUsesMaxAndKeepsTheCurve) {
   const std::string log = temp_dir() + "/bench2.log";
-  ASSERT_TRUE(dagsgd::model::write_file(
-                  log,
-                  "# dagsgd allreduce latency benchmark (OSU format), 2 ranks\n"
-                  "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
-                  "1024                  100.00             90.00            110.00          10\n"
-                  "65536                 400.00            380.00            440.00          10\n"
-                  "1048576              4100.00           4000.00           4510.00          10\n"
-                  "4194304             16100.00          16000.00          17710.00          10\n",
-                  true)
-                  .ok());
-  CliResult r = run("calibrate " + log + " --json", /*merge=*/false);
-  ASSERT_EQ(r.code, 0) << r.out;
-  auto j = nlohmann::json::parse(r.out, nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << r.out;
+  auto j = calibrate_table(
+      log,
+      "# dagsgd allreduce latency benchmark (OSU format), 2 ranks\n"
+      "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+      "1024                  100.00             90.00            110.00          10\n"
+      "65536                 400.00            380.00            440.00          10\n"
+      "1048576              4100.00           4000.00           4510.00          10\n"
+      "4194304             16100.00          16000.00          17710.00          10\n");
+  ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["statistic"], "max");
   EXPECT_DOUBLE_EQ(j["points"][3]["measured_us"].get<double>(), 17710);
   const auto& curves = j["fabric"]["allreduce_measured"];
@@ -222,21 +229,16 @@ TEST(Calibrate, FullTableUsesMaxAndKeepsTheCurve) {
 // the stream's time per call alone, with no slowest-rank tail and no fastest (root) rank.
 TEST(Calibrate, BackToBackTableKeepsTheStreamAlone) {
   const std::string log = temp_dir() + "/stream3.log";
-  ASSERT_TRUE(dagsgd::model::write_file(
-                  log,
-                  "# dagsgd allreduce latency benchmark (OSU format), 3 ranks, 10 iterations, "
-                  "MPI_Iallreduce + MPI_Wait, in place, back to back (Min, Max: the fastest, "
-                  "the slowest rank's mean)\n"
-                  "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
-                  "65536                 400.00            398.00            402.00          10\n"
-                  "1048576              4100.00           4090.00           4110.00          10\n"
-                  "4194304             16100.00          16050.00          16150.00          10\n",
-                  true)
-                  .ok());
-  CliResult r = run("calibrate " + log + " --json", /*merge=*/false);
-  ASSERT_EQ(r.code, 0) << r.out;
-  auto j = nlohmann::json::parse(r.out, nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << r.out;
+  auto j = calibrate_table(
+      log,
+      "# dagsgd allreduce latency benchmark (OSU format), 3 ranks, 10 iterations, "
+      "MPI_Iallreduce + MPI_Wait, in place, back to back (Min, Max: the fastest, "
+      "the slowest rank's mean)\n"
+      "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+      "65536                 400.00            398.00            402.00          10\n"
+      "1048576              4100.00           4090.00           4110.00          10\n"
+      "4194304             16100.00          16050.00          16150.00          10\n");
+  ASSERT_FALSE(j.is_discarded());
   const auto& curves = j["fabric"]["allreduce_measured"];
   ASSERT_EQ(curves.size(), 1u) << j["fabric"];
   EXPECT_EQ(curves[0]["ranks"], 3);
