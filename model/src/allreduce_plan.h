@@ -44,6 +44,14 @@ std::vector<std::string> single_link_algorithms();
 
 double phase_cost(const Phase& phase, const LinkCost& link);
 
+// Per phase of `plan` (`algorithm` over `p` ranks, one per node), the wire bytes that wait for
+// the links' rate when every node's port starts the collective with `burst` bytes of a shaper's
+// allowance in each direction (FabricSpec::burst_bytes) and takes nothing back during it: per
+// transfer step, the most any port carries beyond what it has left. A phase without transfers
+// keeps its wire bytes. The flow tier prices the same allowance link by link (FlowNetwork).
+std::vector<double> burst_wire_bytes(const std::string& algorithm, const Plan& plan, int p,
+                                     double burst);
+
 // How a software stack runs one allreduce: the algorithm (and protocol) it uses, the links as
 // it sees them (alpha plus its per-message cost, the bandwidth its protocol and connections
 // reach), and what it adds once per collective. Shared by the cost model, the flow tier and

@@ -274,6 +274,16 @@ std::string choice_name(const detail::StackChoice& c) {
   return c.protocol.empty() ? c.algorithm : c.algorithm + "/" + c.protocol;
 }
 
+// Per phase of a benchmark call's plan, the wire bytes that wait for the rate when the ports
+// between its nodes have a shaper's burst (one rank per node, each call starting rested: the
+// benchmark's calls leave the link idle between their messages); empty when there is none.
+std::vector<double> burst_waits(const std::string& algorithm, const detail::Shape& shape,
+                                const detail::Plan& plan, const LinkCost& inter) {
+  if (inter.burst_bytes <= 0 || shape.gpus_per_node != 1 || shape.nodes < 2) return {};
+  return detail::burst_wire_bytes(algorithm, plan, shape.nodes,
+                                  static_cast<double>(inter.burst_bytes));
+}
+
 }  // namespace
 
 Expected<BenchmarkTime> stack_benchmark_time(const StackSpec& stack, const LinkCost& intra,
@@ -286,7 +296,14 @@ Expected<BenchmarkTime> stack_benchmark_time(const StackSpec& stack, const LinkC
   const Topology topo{shape->nodes, shape->gpus_per_node, intra, inter};
   const detail::StackChoice c =
       detail::stack_choice(*view, topo, *shape, "auto", bytes, /*with_framework=*/false);
-  return BenchmarkTime{detail::stack_cost(c, *shape, false), choice_name(c)};
+  double nanos = detail::stack_cost(c, *shape, false);
+  auto plan = detail::allreduce_plan(c.algorithm, *shape, c.bytes);
+  DAGSGD_TRY(plan);
+  const auto waits = burst_waits(c.algorithm, *shape, *plan, inter);
+  for (std::size_t k = 0; k < waits.size(); ++k) {
+    nanos -= ((*plan)[k].wire_bytes - waits[k]) * c.inter.beta_ns_per_byte;
+  }
+  return BenchmarkTime{nanos, choice_name(c)};
 }
 
 Expected<StackCalibrationResult> calibrate_stack(const std::vector<TimingSeries>& series,
@@ -356,10 +373,12 @@ Expected<StackCalibrationResult> calibrate_stack(const std::vector<TimingSeries>
       choices.push_back(choice_name(c));
       auto plan = detail::allreduce_plan(c.algorithm, row.shape, bytes);
       DAGSGD_TRY(plan);
+      const auto waits = burst_waits(c.algorithm, row.shape, *plan, inter);
       double known = c.fixed_ns;
       double messages = 0;
       double wire = 0;
-      for (const auto& ph : *plan) {
+      for (std::size_t k = 0; k < plan->size(); ++k) {
+        const detail::Phase& ph = (*plan)[k];
         const bool intra_phase = ph.link == detail::LinkClass::kIntra;
         const LinkCost& l = intra_phase ? intra : inter;
         known += ph.messages * (l.alpha_ns + (intra_phase ? c.protocol_message_intra_ns
@@ -371,7 +390,7 @@ Expected<StackCalibrationResult> calibrate_stack(const std::vector<TimingSeries>
                        "one node or with one rank per node"};
         }
         messages += ph.messages;
-        wire += ph.wire_bytes / c.protocol_efficiency;
+        wire += (waits.empty() ? ph.wire_bytes : waits[k]) / c.protocol_efficiency;
         if (ph.messages > 0)
           largest[static_cast<std::size_t>(i)] =
               std::max(largest[static_cast<std::size_t>(i)], ph.message_bytes);

@@ -227,6 +227,54 @@ std::vector<PhaseTransfers> transfers_of(const std::string& algorithm, const Pla
 
 }  // namespace
 
+namespace detail {
+
+std::vector<double> burst_wire_bytes(const std::string& algorithm, const Plan& plan, int p,
+                                     double burst) {
+  DAGSGD_CHECK(p >= 1 && burst >= 0);
+  std::vector<int> order(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) order[static_cast<std::size_t>(i)] = i;
+  const Patterns pat(order, 1);
+  const auto phases = transfers_of(algorithm, plan, pat, p, 0);
+  std::vector<double> up(order.size(), burst);  // what each port has left, per direction
+  std::vector<double> down(order.size(), burst);
+  std::vector<double> out;
+  out.reserve(plan.size());
+  for (std::size_t k = 0; k < plan.size(); ++k) {
+    const Phase& ph = plan[k];
+    if (phases[k].steps.empty()) {
+      out.push_back(ph.wire_bytes);
+      continue;
+    }
+    const double bytes =
+        ph.wire_bytes / static_cast<double>(phases[k].steps.size()) * phases[k].share;
+    double waits = 0;
+    for (const auto& step : phases[k].steps) {
+      std::vector<double> sent(order.size(), 0);
+      std::vector<double> received(order.size(), 0);
+      for (const auto& t : step) {
+        sent[static_cast<std::size_t>(t.src)] += bytes;
+        received[static_cast<std::size_t>(t.dst)] += bytes;
+      }
+      double slowest = 0;
+      auto take = [&](double demand, double& left) {
+        const double free = std::min(left, demand);
+        left -= free;
+        slowest = std::max(slowest, demand - free);
+      };
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        take(sent[i], up[i]);
+        take(received[i], down[i]);
+      }
+      waits += slowest;
+    }
+    out.push_back(waits);
+  }
+  return out;
+}
+
+}  // namespace detail
+
 Expected<CollectiveFlows> CollectiveFlows::make(const Topology& topo, const ExchangeConfig& config,
                                                 std::vector<int> order) {
   if (static_cast<int>(order.size()) != topo.workers()) {

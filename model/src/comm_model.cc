@@ -634,6 +634,7 @@ LinkCost LinkCost::from_fabric(const FabricSpec& f) {
   l.beta_ns_per_byte = f.achievable_bandwidth > 0 ? 1e9 / f.achievable_bandwidth : 0;
   l.eager_limit = f.eager_limit;
   l.rendezvous_ns = static_cast<double>(f.rendezvous_latency);
+  l.burst_bytes = f.burst_bytes;
   l.measured = f.measured_allreduce;
   return l;
 }

@@ -32,6 +32,7 @@ const std::vector<std::string> kFabricFields = {"name",
                                                 "latency_us",
                                                 "eager_limit_bytes",
                                                 "rendezvous_latency_us",
+                                                "burst_bytes",
                                                 "allreduce_measured",
                                                 "source"};
 const std::vector<std::string> kScopes = {"intra", "inter", "both"};
@@ -270,10 +271,20 @@ Expected<FabricSpec> parse_fabric(const Json& j) {
     return Error{"'rendezvous_latency_us' needs 'eager_limit_bytes' > 0"};
   }
   f.rendezvous_latency = from_micros(*rendezvous);
+  auto burst = row.number("burst_bytes", false, 0, kMaxEagerLimitBytes, "bytes");
+  DAGSGD_TRY(burst);
+  if (*burst != std::floor(*burst)) return Error{"'burst_bytes' must be a whole number"};
+  f.burst_bytes = static_cast<Bytes>(*burst);
   if (auto it = j.find("allreduce_measured"); it != j.end()) {
     auto measured = parse_measured(*it);
     DAGSGD_TRY(measured);
     f.measured_allreduce = std::move(*measured);
+  }
+  // A measured curve already holds what a burst did in the benchmark that measured it.
+  if (f.burst_bytes > 0 && !f.measured_allreduce.empty()) {
+    return Error{
+        "'burst_bytes' and 'allreduce_measured' together: the measured latencies "
+        "already include the burst; give one"};
   }
   return f;
 }
@@ -448,6 +459,7 @@ std::string fabric_to_json(const FabricSpec& f) {
     j["eager_limit_bytes"] = f.eager_limit;
     j["rendezvous_latency_us"] = human_number(to_micros(f.rendezvous_latency));
   }
+  if (f.burst_bytes > 0) j["burst_bytes"] = f.burst_bytes;
   if (!f.measured_allreduce.empty()) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& m : f.measured_allreduce) {

@@ -312,6 +312,7 @@ Expected<void> set_network_fabric(ClusterNetwork& network, const FabricSpec& fab
   }
   network.nic_bandwidth = link_capacity(fabric);
   network.nic_latency = fabric.latency;
+  network.nic_burst_bytes = fabric.burst_bytes;
   network.fabric = fabric.name;
   return ok();
 }
@@ -484,6 +485,7 @@ Expected<ClusterTopology> ClusterTopology::build(const NodeType& node, int nodes
           "fabric)"};
     }
     if (network.nic_latency < 0) return Error{"cluster network: NIC latency must be >= 0"};
+    if (network.nic_burst_bytes < 0) return Error{"cluster network: NIC burst must be >= 0"};
     if (!std::isfinite(network.oversubscription) || network.oversubscription < 1) {
       return Error{"cluster network: oversubscription must be finite and >= 1"};
     }
@@ -548,6 +550,10 @@ Expected<ClusterTopology> ClusterTopology::build(const NodeType& node, int nodes
       const std::string type = network.fabric.empty() ? "nic" : network.fabric;
       plan->nic_up.push_back(add_link(nic, sw, network.nic_bandwidth, network.nic_latency, type));
       plan->nic_down.push_back(add_link(sw, nic, network.nic_bandwidth, 0, type));
+      // A shaped port (tc on each host's link, both directions) has a bucket on each.
+      t.links_[static_cast<std::size_t>(plan->nic_up.back())].burst_bytes = network.nic_burst_bytes;
+      t.links_[static_cast<std::size_t>(plan->nic_down.back())].burst_bytes =
+          network.nic_burst_bytes;
     };
     // Leaf (or rail) uplinks to one logical spine: the uplinks of a leaf act as one pipe, as
     // with ideal ECMP, of the leaf's downlink capacity over the oversubscription.

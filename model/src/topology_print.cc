@@ -205,7 +205,9 @@ std::string ClusterTopology::describe() const {
         << " nodes per leaf";
     }
     o << "; NIC ports " << (net.fabric.empty() ? "" : net.fabric + " ") << gbs(net.nic_bandwidth)
-      << ", " << us(net.nic_latency) << "\n";
+      << ", " << us(net.nic_latency);
+    if (net.nic_burst_bytes > 0) o << ", shaper burst " << net.nic_burst_bytes << " B";
+    o << "\n";
     int switches = 0;
     for (const Device& d : devices_) switches += d.kind == DeviceKind::kNetSwitch;
     o << "switches: " << switches;
@@ -327,6 +329,7 @@ std::string ClusterTopology::to_json() const {
     net["fabric"] = network_.fabric;
     net["nic_gbytes_per_s"] = json_num(network_.nic_bandwidth / kBytesPerGbyte);
     net["nic_latency_us"] = json_num(to_micros(network_.nic_latency));
+    if (network_.nic_burst_bytes > 0) net["nic_burst_bytes"] = network_.nic_burst_bytes;
     net["oversubscription"] = json_num(network_.oversubscription);
     net["nodes_per_leaf"] = network_.nodes_per_leaf;
     OJson switches = OJson::array();

@@ -160,7 +160,12 @@ FlowNetwork::FlowNetwork(std::shared_ptr<const model::ClusterTopology> cluster,
                          double bandwidth_scale)
     : cluster_(std::move(cluster)), bandwidth_scale_(bandwidth_scale) {
   DAGSGD_CHECK(cluster_ != nullptr && bandwidth_scale > 0);
-  for (const auto& l : cluster_->links()) capacity_.push_back(l.bandwidth * 1e-9 * bandwidth_scale);
+  for (const auto& l : cluster_->links()) {
+    capacity_.push_back(l.bandwidth * 1e-9 * bandwidth_scale);
+    burst_.push_back(static_cast<double>(l.burst_bytes));
+    shaped_ = shaped_ || l.burst_bytes > 0;
+  }
+  credit_ = burst_;
 }
 
 void FlowNetwork::assign(TaskId t, model::FlowPlan plan) {
@@ -200,15 +205,44 @@ void FlowNetwork::progress_to(double now) {
   const double dt = now - clock_;
   if (dt > 0) {
     Segment seg{clock_, now, {}};
+    std::vector<double> load;  // bytes/ns on each shaped link
+    if (shaped_) load.assign(capacity_.size(), 0);
     for (auto& r : running_) {
       if (!r.transferring) continue;
       const double moved = std::isfinite(r.rate) ? r.rate * dt : r.remaining;
       r.remaining = std::max(0.0, r.remaining - moved);
       seg.flows.emplace_back(r.usage, moved / dt);
+      if (shaped_) {
+        for (const auto& [link, count] : *r.usage) {
+          load[static_cast<std::size_t>(link)] += count * moved / dt;
+        }
+      }
     }
     if (!seg.flows.empty()) segments_.push_back(std::move(seg));
+    for (std::size_t l = 0; l < load.size(); ++l) {
+      if (burst_[l] <= 0) continue;
+      credit_[l] = std::clamp(credit_[l] + (capacity_[l] - load[l]) * dt, 0.0, burst_[l]);
+    }
   }
   clock_ = std::max(clock_, now);
+}
+
+void FlowNetwork::take_burst(Running& r) {
+  if (!shaped_) return;
+  double free = r.remaining;
+  bool crosses_shaped = false;
+  for (const auto& [link, count] : *r.usage) {
+    const auto l = static_cast<std::size_t>(link);
+    if (burst_[l] <= 0) continue;
+    crosses_shaped = true;
+    free = std::min(free, credit_[l] / count);
+  }
+  if (!crosses_shaped || !(free > 0)) return;
+  r.remaining -= free;
+  for (const auto& [link, count] : *r.usage) {
+    const auto l = static_cast<std::size_t>(link);
+    if (burst_[l] > 0) credit_[l] = std::max(0.0, credit_[l] - free * count);
+  }
 }
 
 std::vector<LinkLoad> FlowNetwork::loads(double from, double to) const {
@@ -325,6 +359,7 @@ void FlowNetwork::advance(Nanos now, std::vector<TaskId>& finished) {
       r.transferring = true;
       r.remaining = r.what->plan.amounts[r.phase].bytes;
       r.usage = &usage_of(*r.what->plan.pattern, r.phase);
+      take_burst(r);
       rates_changed = true;
     }
     if (rates_changed) recompute_rates();

@@ -40,7 +40,9 @@ Expected<std::shared_ptr<const model::ClusterTopology>> resolve_cluster(const Ha
   if (m != "auto" && m != "analytic" && m != "flow") {
     return Error{"unknown network model '" + m + "'; valid network models: auto, analytic, flow"};
   }
-  const bool flow = m == "flow" || (m == "auto" && !spec.topology.empty());
+  // A shaped inter-node fabric (burst_bytes) is priced by the flow tier only: auto picks it.
+  const bool shaped = h.inter.burst_bytes > 0 && h.nodes > 1;
+  const bool flow = m == "flow" || (m == "auto" && (!spec.topology.empty() || shaped));
   if (!flow) {
     if (!spec.topology.empty()) {
       return Error{"the analytical network model does not use a topology ('" + spec.topology +

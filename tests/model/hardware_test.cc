@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
 
@@ -191,6 +192,12 @@ TEST(Hardware, BadRowsNameFileAndRow) {
       {"\"nominal_gbps\": 10", "\"nominal_gbps\": \"ten\"", "'nominal_gbps' must be a number"},
       {"\"source\": \"measured\"", "\"sauce\": \"measured\"", "unknown field 'sauce'"},
       {"\"eager_limit_bytes\": 8192,", "", "needs 'eager_limit_bytes'"},
+      {"\"source\"", "\"burst_bytes\": 1.5, \"source\"", "'burst_bytes' must be a whole number"},
+      {"\"source\"", "\"burst_bytes\": -1, \"source\"", "'burst_bytes' must be from 0"},
+      {"\"source\"",
+       "\"burst_bytes\": 65536, \"allreduce_measured\": [{\"ranks\": 2, \"sizes_bytes\": [8, 16], "
+       "\"latency_us\": [30, 31]}], \"source\"",
+       "already include the burst"},
   };
   for (const auto& k : cases) {
     std::string row = kFabric;
@@ -202,6 +209,23 @@ TEST(Hardware, BadRowsNameFileAndRow) {
     EXPECT_NE(msg.find("fabric 1"), std::string::npos) << k.edit_to << ": " << msg;
     EXPECT_NE(msg.find(k.expect), std::string::npos) << msg;
   }
+}
+
+// A shaper's burst (a token bucket's allowance) is optional, whole bytes, and written back.
+TEST(Hardware, ABurstReadsAndWritesBack) {
+  std::string row = kFabric;
+  row.insert(row.size() - 1, ", \"burst_bytes\": 81920");
+  auto c = HardwareCatalog::load_default();
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c->add_fabric_file(temp_file("burst.json", row)).ok());
+  auto lab = c->fabric("lab");
+  ASSERT_TRUE(lab.ok());
+  EXPECT_EQ(lab->burst_bytes, 81920);
+  EXPECT_EQ(LinkCost::from_fabric(*lab).burst_bytes, 81920);
+  EXPECT_NE(fabric_to_json(*lab).find("\"burst_bytes\": 81920"), std::string::npos)
+      << fabric_to_json(*lab);
+  EXPECT_EQ(c->fabric("10gbe")->burst_bytes, 0);
+  EXPECT_EQ(fabric_to_json(*c->fabric("10gbe")).find("burst_bytes"), std::string::npos);
 }
 
 TEST(Hardware, BadFiles) {

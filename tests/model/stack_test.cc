@@ -323,6 +323,62 @@ TEST(TransferCalibration, RecoversAnEfficiencyOnAnotherLink) {
   EXPECT_LT(r->rms_relative, 0.02);
 }
 
+// A shaped link (FabricSpec::burst_bytes): after idling it passes its burst without waiting.
+// Open MPI's libnbc sums 32 KiB on 4 ranks with a binomial tree, 4 serial 32 KiB transfers of
+// which no port carries more than 2: under an 80 KiB burst none of them waits for the rate.
+// Latencies made on such a link give back the stack's per-message cost when the fit knows the
+// burst; fitted as a plain link, the burst's free bytes hide most of that cost.
+TEST(TransferCalibration, SeparatesAShapersBurstFromThePerMessageCost) {
+  auto base = load_stack("openmpi-4.1-tcp");
+  ASSERT_TRUE(base.ok()) << base.error().message;
+  base->library.bandwidth_limit = "efficiency";
+  StackSpec truth = *base;
+  truth.library.per_message_ns = 2e6;
+  truth.library.efficiency = 0.8;
+  truth.library.rendezvous_ns = 0;
+  LinkCost shaped;
+  shaped.alpha_ns = 8'200;
+  shaped.beta_ns_per_byte = 8 / 0.1;  // 100 Mbit/s
+  shaped.burst_bytes = 81'920;
+  LinkCost plain = shaped;
+  plain.burst_bytes = 0;
+  StackCalibrationOptions o;
+  o.fit_step = false;
+  o.setup.call = "iallreduce_in_place";
+  auto with = stack_benchmark_time(truth, shaped, shaped, o.setup, 4, 32768);
+  auto without = stack_benchmark_time(truth, plain, plain, o.setup, 4, 32768);
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_EQ(with->algorithm, "binomial");
+  EXPECT_NEAR(without->nanos - with->nanos, 4 * 32768 * 80 / 0.8, 1);
+  // Above the burst only the first 80 KiB of each port go free.
+  auto big_with = stack_benchmark_time(truth, shaped, shaped, o.setup, 4, 8 << 20);
+  auto big_without = stack_benchmark_time(truth, plain, plain, o.setup, 4, 8 << 20);
+  ASSERT_TRUE(big_with.ok() && big_without.ok());
+  EXPECT_GT(big_without->nanos - big_with->nanos, 0);
+  EXPECT_LT(big_without->nanos - big_with->nanos, 0.01 * big_without->nanos);
+
+  std::vector<TimingSeries> series;
+  for (int p : {2, 4}) {
+    TimingSeries ts;
+    ts.ranks = p;
+    for (Bytes b = 1024; b <= (8 << 20); b *= 2) {
+      auto t = stack_benchmark_time(truth, shaped, shaped, o.setup, p, static_cast<double>(b));
+      ASSERT_TRUE(t.ok()) << t.error().message;
+      ts.points.push_back({b, t->nanos});
+    }
+    series.push_back(std::move(ts));
+  }
+  auto knows = calibrate_stack(series, shaped, shaped, *base, o);
+  ASSERT_TRUE(knows.ok()) << knows.error().message;
+  EXPECT_NEAR(knows->stack.library.per_message_ns, 2e6, 2e4);
+  EXPECT_NEAR(knows->stack.library.efficiency, 0.8, 0.01);
+  EXPECT_LT(knows->rms_relative, 0.01);
+  auto blind = calibrate_stack(series, plain, plain, *base, o);
+  ASSERT_TRUE(blind.ok()) << blind.error().message;
+  EXPECT_LT(blind->stack.library.per_message_ns, 0.8 * 2e6);
+  EXPECT_GT(blind->rms_relative, 10 * knows->rms_relative);
+}
+
 TEST(TransferCalibration, RefusesTooFewSizesAndMixedLinks) {
   auto base = load_stack("openmpi-4.1-tcp");
   ASSERT_TRUE(base.ok());

@@ -186,6 +186,54 @@ model::TaskId add_collective(model::Dag& dag, model::ResourceId res) {
   return dag.add_task(t);
 }
 
+// A shaped inter-node fabric (FabricSpec::burst_bytes): every NIC port, both directions, has a
+// bucket of 1 MB. One collective of three phases from node 0 to node 1: 3 MB with full buckets
+// (1 MB passes at once, 2 MB at the rate, which leaves nothing to refill), then 0.5 MB of idle
+// time (fixed part) refills 0.5 MB, so of the next 3 MB 2.5 MB wait; the last 1 MB follows at once
+// and finds the buckets empty. Unshaped: 7 MB at the rate plus the idle time.
+TEST(FlowTier, AShapedLinkPassesItsBurstAtOnceAndRefillsAtItsRate) {
+  model::FabricSpec shaped = fabric("10gbe");
+  shaped.burst_bytes = 1'000'000;
+  const double nic = shaped.achievable_bandwidth * 1e-9;
+  auto net_spec = model::parse_network_spec("single-switch");
+  ASSERT_TRUE(net_spec.ok());
+  ASSERT_TRUE(model::set_network_fabric(*net_spec, shaped).ok());
+  EXPECT_EQ(net_spec->nic_burst_bytes, 1'000'000);
+  auto c = model::ClusterTopology::build(
+      model::uniform_node_type(1, fabric("pcie3").achievable_bandwidth, 0), 2, *net_spec);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const auto cluster = std::make_shared<model::ClusterTopology>(std::move(*c));
+  int shaped_links = 0;
+  for (const auto& l : cluster->links()) shaped_links += l.burst_bytes == 1'000'000;
+  EXPECT_EQ(shaped_links, 4) << "each NIC port, both directions";
+  auto pattern = std::make_shared<model::FlowPattern>();
+  pattern->algorithm = "custom";
+  pattern->phases = {{{0, 1}}, {{0, 1}}, {{0, 1}}};
+  FlowPlan plan;
+  plan.pattern = pattern;
+  const double idle = 0.5e6 / nic;
+  plan.amounts = {{0, 3e6}, {idle, 3e6}, {0, 1e6}};
+  for (bool with_burst : {true, false}) {
+    model::Dag dag;
+    auto res = dag.add_resource("collectives", 8);
+    const auto a = add_collective(dag, res);
+    std::shared_ptr<const model::ClusterTopology> on = cluster;
+    if (!with_burst) {
+      auto plain_spec = *net_spec;
+      plain_spec.nic_burst_bytes = 0;
+      auto unshaped = model::ClusterTopology::build(
+          model::uniform_node_type(1, fabric("pcie3").achievable_bandwidth, 0), 2, plain_spec);
+      ASSERT_TRUE(unshaped.ok());
+      on = std::make_shared<model::ClusterTopology>(std::move(*unshaped));
+    }
+    FlowNetwork net(on);
+    net.assign(a, plan);
+    const SimResult r = run(dag, net);
+    const double expected = with_burst ? (2e6 + 0.5e6 + 2.5e6 + 1e6) / nic : 7.5e6 / nic;
+    EXPECT_NEAR(static_cast<double>(r.finish[0]), expected, 2.0) << with_burst;
+  }
+}
+
 // Two collectives in flight on the same links take twice as long as one alone; after the first
 // ends the second has the links to itself.
 TEST(FlowTier, TwoCollectivesInFlightShareTheLinks) {

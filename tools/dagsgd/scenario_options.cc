@@ -105,9 +105,10 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
                  "How nodes are joined: single-switch, fat-tree:OVERSUB[:NODES_PER_LEAF], "
                  "rail[:OVERSUB]")
       ->capture_default_str();
-  app.add_option("--network-model", f.hardware.network_model,
-                 "analytic (each collective priced alone), flow (transfers share links), or auto "
-                 "(flow where --topology is given)")
+  app.add_option(
+         "--network-model", f.hardware.network_model,
+         "analytic (each collective priced alone), flow (transfers share links), or auto "
+         "(flow where --topology is given or the inter-node fabric has a burst_bytes shaper)")
       ->check(CLI::IsMember({"auto", "analytic", "flow"}))
       ->capture_default_str();
   app.add_option("--fabric-file", f.fabric_file,

@@ -22,6 +22,10 @@ struct LinkCost {
   double gamma_ns_per_byte = 0;  // reduction compute per byte
   Bytes eager_limit = 0;         // above it, rendezvous: +rendezvous_ns per message (0: no step)
   double rendezvous_ns = 0;
+  // A shaper's burst (FabricSpec::burst_bytes): bytes a rested link passes without waiting. The
+  // formulas do not price it (one collective alone: see burst_wire_bytes); the flow tier and
+  // stack calibration do.
+  Bytes burst_bytes = 0;
   // The fabric's measured allreduce latencies, by rank count (FabricSpec::measured_allreduce).
   std::vector<MeasuredAllreduce> measured;
   static LinkCost from_fabric(const FabricSpec& f);

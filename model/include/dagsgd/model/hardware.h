@@ -46,6 +46,10 @@ struct FabricSpec {
   Nanos latency = 0;                // per message startup (alpha)
   Bytes eager_limit = 0;            // messages above this use the rendezvous protocol (0: none)
   Nanos rendezvous_latency = 0;     // extra startup above eager_limit
+  // A token-bucket shaper's allowance: after the link has idled long enough to refill it (at
+  // the link's rate), this many bytes pass without waiting for the rate (0: none, every real
+  // link of a data sheet). Priced by the flow tier and by stack calibration (docs/formats.md).
+  Bytes burst_bytes = 0;
   std::vector<MeasuredAllreduce> measured_allreduce;  // optional, one per rank count
   std::string source;
 };

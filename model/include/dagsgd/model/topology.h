@@ -35,14 +35,15 @@ struct Device {
 // One direction of a physical link. Node types list both directions of each cable (a loader
 // may accept "duplex": true and add the reverse).
 struct TopoLink {
-  int from = 0;          // device index
-  int to = 0;            // device index
-  double bandwidth = 0;  // bytes/s in this direction, what a transfer can sustain
-  Nanos latency = 0;     // per message, this hop
-  std::string kind;      // "nvlink", "pcie", "upi", "ethernet", "infiniband", ...
-  std::string type;      // the node file's link type ("nvlink2", "pcie3-x16"); network
-                         // links: the fabric's name, or "uplink" between switch levels
-  int count = 1;         // parallel physical links bonded into this one (NV2: 2)
+  int from = 0;           // device index
+  int to = 0;             // device index
+  double bandwidth = 0;   // bytes/s in this direction, what a transfer can sustain
+  Nanos latency = 0;      // per message, this hop
+  std::string kind;       // "nvlink", "pcie", "upi", "ethernet", "infiniband", ...
+  std::string type;       // the node file's link type ("nvlink2", "pcie3-x16"); network
+                          // links: the fabric's name, or "uplink" between switch levels
+  int count = 1;          // parallel physical links bonded into this one (NV2: 2)
+  Bytes burst_bytes = 0;  // a shaper's allowance after idling (FabricSpec::burst_bytes)
 };
 
 // One server as a vendor describes it.
@@ -73,6 +74,7 @@ struct ClusterNetwork {
   NetworkKind kind = NetworkKind::kSingleSwitch;
   double nic_bandwidth = 0;     // bytes/s per NIC port, one direction
   Nanos nic_latency = 0;        // per message, NIC to switch
+  Bytes nic_burst_bytes = 0;    // each NIC port's shaper burst, both directions (0: none)
   double oversubscription = 1;  // fat-tree and rail: downlink / uplink capacity of a leaf (>= 1)
   int nodes_per_leaf = 0;       // fat-tree: nodes under one leaf (0: all on one leaf)
   std::string fabric;           // the inter-node fabric's catalog name, for descriptions

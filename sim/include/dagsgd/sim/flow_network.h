@@ -64,6 +64,10 @@ class FlowNetwork;
 std::vector<LinkUse> busiest_links(const FlowNetwork& net, double from, double to,
                                    std::size_t shown = 8);
 
+// A shaped link (a token-bucket shaper's burst, model::TopoLink::burst_bytes): a transfer that
+// starts when every shaped link it crosses has allowance left moves that much at once (the
+// links inside a node, far faster than a shaped port, do not hold it); the allowance comes back
+// at the link's rate less what crosses it, up to the bucket.
 class FlowNetwork final : public TaskTimer {
  public:
   // `bandwidth_scale` multiplies every link's bandwidth (2: the "twice the bandwidth" what-if).
@@ -110,6 +114,8 @@ class FlowNetwork final : public TaskTimer {
   // Whether another running collective's transfer holds one of `r`'s current rank pairs.
   bool pair_taken(const Running& r) const;
   void progress_to(double now);
+  // A phase starting to move data: the bytes its shaped links' bursts let through at once.
+  void take_burst(Running& r);
   void recompute_rates();
   double next_exact() const;
 
@@ -117,6 +123,11 @@ class FlowNetwork final : public TaskTimer {
   double bandwidth_scale_ = 1;  // also scales the phases' per-transfer caps
   bool serial_peers_ = false;
   std::vector<double> capacity_;  // bytes/ns per link
+  // Shaped links (model::TopoLink::burst_bytes): each link's bucket and what it holds now; it
+  // fills at the link's rate less what crosses it, up to the bucket.
+  std::vector<double> burst_;
+  std::vector<double> credit_;
+  bool shaped_ = false;
   std::unordered_map<model::TaskId, Assigned> assigned_;
   // Usage per (pattern, phase), made once.
   std::unordered_map<const model::FlowPattern*, std::vector<LinkUsage>> usage_;
