@@ -68,6 +68,16 @@ model::Expected<std::vector<ClusterProfile>> load_cluster_profiles(const std::st
     }
     p.rate_gbps = row["rate_gbps"].get<double>();
     p.latency_us = row["latency_us"].get<double>();
+    // Every profile is shaped by tools/emucluster, so every one has the shaper's burst.
+    if (!row.contains("burst_bytes") || !row["burst_bytes"].is_number_integer() ||
+        row["burst_bytes"].get<long long>() < 0 ||
+        row["burst_bytes"].get<long long>() > (1LL << 40)) {
+      return model::Error{ctx + " ('" + p.name +
+                          "'): 'burst_bytes' missing or not a whole number of bytes from 0 to 2^40 "
+                          "(tools/emucluster burst " +
+                          p.tc_rate + " prints it)"};
+    }
+    p.burst_bytes = row["burst_bytes"].get<long long>();
     out.push_back(p);
   }
   return out;
@@ -200,6 +210,7 @@ model::Expected<void> write_profile_fabrics(const std::string& path,
          {"nominal_gbps", p.rate_gbps},
          {"achievable_gbps", p.rate_gbps},
          {"latency_us", p.latency_us},
+         {"burst_bytes", p.burst_bytes},
          {"source", p.source}});
   }
   return model::write_file(path, Json{{"fabrics", fabrics}}.dump(2) + "\n", true);

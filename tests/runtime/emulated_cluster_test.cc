@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -89,6 +90,39 @@ TEST(EmulatedCluster, ProfilesLoadBackAsFabrics) {
   auto f = catalog->fabric("emu-250m-profile");
   ASSERT_TRUE(f.ok()) << f.error().message;
   EXPECT_DOUBLE_EQ(f->achievable_bandwidth, 0.25e9 / 8);
+  // The shaper's burst travels with the link: 1 ms of 250 Mbit/s and one 64 KiB GSO segment.
+  EXPECT_EQ(f->burst_bytes, 31250 + 65536);
+  std::filesystem::remove(path);
+}
+
+// Each profile's burst is what tools/emucluster shapes its links to (the script prints it from
+// the same bucket rule shape() uses), so the predictions price the links the runs had.
+TEST(EmulatedCluster, ProfilesStateTheBurstTheShaperGives) {
+  auto profiles = load_cluster_profiles(model::data_path("hardware/emucluster_profiles.json"));
+  ASSERT_TRUE(profiles.ok()) << profiles.error().message;
+  ASSERT_GE(profiles->size(), 3u);
+  for (const auto& p : *profiles) {
+    const std::string cmd =
+        std::string(DAGSGD_SOURCE_DIR) + "/tools/emucluster burst " + p.tc_rate + " 2>&1";
+    FILE* f = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(f, nullptr);
+    char buf[128] = {};
+    const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    const int status = ::pclose(f);
+    ASSERT_EQ(status, 0) << cmd << ": " << std::string(buf, n);
+    EXPECT_EQ(std::stoll(std::string(buf, n)), p.burst_bytes) << p.name;
+  }
+  // A profile file without it is refused, naming the profile and the command that gives it.
+  const std::string path = (std::filesystem::path(::testing::TempDir()) /
+                            ("noburst-" + std::to_string(::getpid()) + ".json"))
+                               .string();
+  std::ofstream(path) << R"({"profiles": [{"name": "x", "tc_rate": "100mbit", "rate_gbps": 0.1,
+                             "latency_us": 8, "source": "s"}]})";
+  auto bad = load_cluster_profiles(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("('x'): 'burst_bytes' missing"), std::string::npos)
+      << bad.error().message;
+  EXPECT_NE(bad.error().message.find("tools/emucluster burst 100mbit"), std::string::npos);
   std::filesystem::remove(path);
 }
 

@@ -18,6 +18,8 @@ struct ClusterProfile {
   double rate_gbps = 0;   // the same in Gbit/s
   double latency_us = 0;  // the link's natural latency as MPI sees it
   std::string source;
+  // What a rested shaped link passes without waiting for the rate (`tools/emucluster burst`).
+  long long burst_bytes = 0;
 };
 // Errors name the file and the profile.
 // The software stack the emulated cluster's ranks run (datasets/stacks/): Debian's Open MPI 4.1
