@@ -540,20 +540,20 @@ Expected<ClusterTopology> ClusterTopology::build(const NodeType& node, int nodes
       t.devices_.push_back({DeviceKind::kNetSwitch, name, -1});
       return static_cast<int>(t.devices_.size()) - 1;
     };
-    auto add_link = [&](int from, int to, double bw, Nanos latency, const std::string& type) {
-      t.links_.push_back({from, to, bw, latency, kind, type, 1});
+    auto add_link = [&](int from, int to, double bw, Nanos latency, const std::string& type,
+                        Bytes burst = 0) {
+      t.links_.push_back({from, to, bw, latency, kind, type, 1, burst});
       return static_cast<int>(t.links_.size()) - 1;
     };
     // The fabric's per-message latency is charged once, on the sending NIC's port.
     auto add_port = [&](int n, int k, int sw) {
       const int nic = n * plan->node_devices + node.nics[k];
       const std::string type = network.fabric.empty() ? "nic" : network.fabric;
-      plan->nic_up.push_back(add_link(nic, sw, network.nic_bandwidth, network.nic_latency, type));
-      plan->nic_down.push_back(add_link(sw, nic, network.nic_bandwidth, 0, type));
       // A shaped port (tc on each host's link, both directions) has a bucket on each.
-      t.links_[static_cast<std::size_t>(plan->nic_up.back())].burst_bytes = network.nic_burst_bytes;
-      t.links_[static_cast<std::size_t>(plan->nic_down.back())].burst_bytes =
-          network.nic_burst_bytes;
+      const Bytes burst = network.nic_burst_bytes;
+      plan->nic_up.push_back(
+          add_link(nic, sw, network.nic_bandwidth, network.nic_latency, type, burst));
+      plan->nic_down.push_back(add_link(sw, nic, network.nic_bandwidth, 0, type, burst));
     };
     // Leaf (or rail) uplinks to one logical spine: the uplinks of a leaf act as one pipe, as
     // with ideal ECMP, of the leaf's downlink capacity over the oversubscription.

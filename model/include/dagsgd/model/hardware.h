@@ -48,7 +48,8 @@ struct FabricSpec {
   Nanos rendezvous_latency = 0;     // extra startup above eager_limit
   // A token-bucket shaper's allowance: after the link has idled long enough to refill it (at
   // the link's rate), this many bytes pass without waiting for the rate (0: none, every real
-  // link of a data sheet). Priced by the flow tier and by stack calibration (docs/formats.md).
+  // link of a data sheet). Priced by the flow tier and by stack calibration
+  // (docs/communication.md).
   Bytes burst_bytes = 0;
   std::vector<MeasuredAllreduce> measured_allreduce;  // optional, one per rank count
   std::string source;
