@@ -328,8 +328,8 @@ def predict_command(binary, p, setup, ref, stack=None, pipelines=None):
     return cmd, None
 
 
-def run_point(cmd):
-    env = dict(os.environ, DAGSGD_DATA_DIR=os.path.join(ROOT, "datasets"))
+def run_point(cmd, data):
+    env = dict(os.environ, DAGSGD_DATA_DIR=os.path.abspath(data))
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if proc.returncode != 0:
         return None, (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
@@ -346,7 +346,8 @@ def link_class(p, setup):
     return p.get("intra", setup.get("intra")) or "?"
 
 
-def evaluate(files, binary, jobs, catalog, validate_only, stacks=True, pipelines=True):
+def evaluate(files, binary, jobs, catalog, validate_only, stacks=True, pipelines=True,
+             data=os.path.join(ROOT, "datasets")):
     rows, micro = [], {}
     work = []
     for path in files:
@@ -386,7 +387,7 @@ def evaluate(files, binary, jobs, catalog, validate_only, stacks=True, pipelines
         return rows, micro, []
     failures = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        results = pool.map(lambda rc: (rc[0], run_point(rc[1])), work)
+        results = pool.map(lambda rc: (rc[0], run_point(rc[1], data)), work)
         for row, (out, err) in results:
             if out is None:
                 row["failed"] = err
@@ -478,7 +479,9 @@ def default_binary():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dagsgd", help="the dagsgd binary (default: build/release, then build/dev)")
-    ap.add_argument("--data", default=os.path.join(ROOT, "datasets"), help="datasets folder")
+    ap.add_argument("--data", default=os.path.join(ROOT, "datasets"),
+                    help="datasets folder: the published files, the catalogs and the stacks the "
+                         "predictions use")
     ap.add_argument("--json", metavar="OUT", help="write the table and summaries as JSON")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
     ap.add_argument("--validate-only", action="store_true",
@@ -499,7 +502,7 @@ def main():
         files = source_files(args.data, args.source)
         rows, micro, failures = evaluate(files, binary, args.jobs, catalog, args.validate_only,
                                          stacks=not args.no_stacks,
-                                         pipelines=not args.no_input_pipelines)
+                                         pipelines=not args.no_input_pipelines, data=args.data)
     except DataError as e:
         print(f"published_eval: {e}", file=sys.stderr)
         return 2
