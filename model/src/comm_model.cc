@@ -230,8 +230,9 @@ double phase_cost(const Phase& phase, const LinkCost& link) {
 namespace {
 
 // The link as a stack sees it: its alpha plus the library's and the protocol's per-message
-// cost; its bandwidth times the library's and the protocol's efficiency, and between nodes at
-// most what the library's connections sustain; the library's eager/rendezvous step if it has
+// cost; its bandwidth times the library's efficiency, between nodes at most what the library's
+// connections sustain, and that times the protocol's efficiency (a protocol's lines and flags
+// cross a TCP connection as they cross the wire); the library's eager/rendezvous step if it has
 // one. Measured curves describe a library already: they do not apply under a stack.
 LinkCost stack_link(const LinkCost& bare, const LibrarySpec& lib, const StackProtocol* proto,
                     double protocol_efficiency, LinkClass cls) {
@@ -243,11 +244,11 @@ LinkCost stack_link(const LinkCost& bare, const LibrarySpec& lib, const StackPro
         cls == LinkClass::kIntra ? proto->per_message_intra_ns : proto->per_message_inter_ns;
   }
   if (bare.beta_ns_per_byte > 0) {
-    double bandwidth = 1e9 / bare.beta_ns_per_byte * lib.efficiency * protocol_efficiency;
+    double bandwidth = 1e9 / bare.beta_ns_per_byte * lib.efficiency;
     if (cls == LinkClass::kInter && lib.connection_bandwidth > 0) {
       bandwidth = std::min(bandwidth, lib.connection_bandwidth * lib.connections);
     }
-    l.beta_ns_per_byte = 1e9 / bandwidth;
+    l.beta_ns_per_byte = 1e9 / (bandwidth * protocol_efficiency);
   }
   if (lib.eager_limit >= 0) {
     l.eager_limit = lib.eager_limit;

@@ -167,6 +167,39 @@ TEST(Stack, PerMessageCostAndConnectionCapSlowTheBareLinks) {
   EXPECT_GT(big_slow, 5 * big_fast);
 }
 
+// NCCL's socket transport: one TCP socket per connection at the rate a nccl-tests run measured
+// (16.5 Gbit/s), one connection per NIC in NCCL 2.0 and two in 2.7 (channels doubled). On a
+// 100 Gbit/s link a large allreduce across nodes runs at the sockets' rate, not the link's.
+TEST(Stack, NcclSocketStacksCapEachConnectionAtTheMeasuredRate) {
+  struct Case {
+    const char* name;
+    int connections;
+  };
+  for (const Case& c : {Case{"nccl-2.0-socket", 1}, Case{"nccl-2.7-socket", 2},
+                        Case{"horovod-0.9-nccl-2.0-socket", 1}}) {
+    auto s = load_stack(c.name);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_NEAR(s->library.connection_bandwidth * 8 / 1e9, 16.5, 1e-9) << c.name;
+    EXPECT_EQ(s->library.connections, c.connections) << c.name;
+    EXPECT_EQ(s->library.bandwidth_limit, "connection") << c.name;
+    EXPECT_TRUE(contains(s->source_of("library.connection_gbps"), "issue #209")) << c.name;
+  }
+  auto ib = load_stack("nccl-2.7-ib");
+  auto sock = load_stack("nccl-2.7-socket");
+  ASSERT_TRUE(ib.ok() && sock.ok());
+  const Topology t = nodes(4, 600, 100);
+  const std::int64_t elements = 64 << 20;  // 256 MiB of fp32
+  const double bytes = 4.0 * static_cast<double>(elements);
+  const double over_ib = allreduce_ns(t, std::make_shared<const StackSpec>(*ib), elements, "ring");
+  const double over_sockets =
+      allreduce_ns(t, std::make_shared<const StackSpec>(*sock), elements, "ring");
+  // A ring moves 2 (n-1)/n of the bytes through each node's link: at 2 x 16.5 Gbit/s.
+  const double at_socket_rate = 2.0 * 3 / 4 * bytes * 8 / 33.0;
+  EXPECT_GT(over_sockets, at_socket_rate);
+  EXPECT_LT(over_sockets, 1.2 * at_socket_rate);
+  EXPECT_GT(over_sockets, 2.5 * over_ib);
+}
+
 TEST(Stack, NcclChoosesTreeForSmallAndRingForLargeAcrossManyNodes) {
   auto s = load_stack("nccl-2.7-ib");
   ASSERT_TRUE(s.ok()) << s.error().message;
@@ -306,18 +339,37 @@ TEST(TransferCalibration, RecoversPerMessageCostAndConnectionRate) {
   EXPECT_EQ(r->stack.framework, base->framework);
 }
 
+// `base` fitted, without a step, to the latencies `truth` gives on a 100 Gbit/s link.
+Expected<StackCalibrationResult> fit_on_100g(const StackSpec& truth, const StackSpec& base) {
+  LinkCost link;
+  link.alpha_ns = 600;
+  link.beta_ns_per_byte = 8 / 100.0;
+  StackCalibrationOptions o;
+  o.fit_step = false;
+  return calibrate_stack(benchmark(truth, link, o.setup), link, link, base, o);
+}
+
+// A nccl-tests log over the user's own sockets replaces the bundled per-socket rate.
+TEST(TransferCalibration, RecoversASocketStacksConnectionRate) {
+  auto base = load_stack("nccl-2.7-socket");
+  ASSERT_TRUE(base.ok()) << base.error().message;
+  StackSpec truth = *base;
+  truth.library.connection_bandwidth = 9e9 / 8;  // 9 Gbit/s per socket, two per NIC
+  auto r = fit_on_100g(truth, *base);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->capped);
+  EXPECT_NEAR(r->stack.library.connection_bandwidth * 8 / 1e9, 9.0, 0.2);
+  EXPECT_EQ(r->stack.library.connections, 2);
+  EXPECT_LT(r->rms_relative, 0.02);
+}
+
 TEST(TransferCalibration, RecoversAnEfficiencyOnAnotherLink) {
   auto base = load_stack("nccl-2.7-ib");
   ASSERT_TRUE(base.ok()) << base.error().message;
   ASSERT_EQ(base->library.bandwidth_limit, "efficiency");
   StackSpec truth = *base;
   truth.library.efficiency = 0.7;
-  LinkCost link;
-  link.alpha_ns = 600;
-  link.beta_ns_per_byte = 8 / 100.0;
-  StackCalibrationOptions o;
-  o.fit_step = false;
-  auto r = calibrate_stack(benchmark(truth, link, o.setup), link, link, *base, o);
+  auto r = fit_on_100g(truth, *base);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_NEAR(r->stack.library.efficiency, 0.7, 0.01);
   EXPECT_LT(r->rms_relative, 0.02);
