@@ -346,8 +346,7 @@ def link_class(p, setup):
     return p.get("intra", setup.get("intra")) or "?"
 
 
-def evaluate(files, binary, jobs, catalog, validate_only, stacks=True, pipelines=True,
-             data=os.path.join(ROOT, "datasets")):
+def evaluate(files, binary, jobs, catalog, validate_only, data, stacks=True, pipelines=True):
     rows, micro = [], {}
     work = []
     for path in files:
@@ -501,8 +500,8 @@ def main():
         catalog = load_catalog(args.data)
         files = source_files(args.data, args.source)
         rows, micro, failures = evaluate(files, binary, args.jobs, catalog, args.validate_only,
-                                         stacks=not args.no_stacks,
-                                         pipelines=not args.no_input_pipelines, data=args.data)
+                                         args.data, stacks=not args.no_stacks,
+                                         pipelines=not args.no_input_pipelines)
     except DataError as e:
         print(f"published_eval: {e}", file=sys.stderr)
         return 2
