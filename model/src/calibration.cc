@@ -1,5 +1,5 @@
 // Calibration of the alpha-beta link model from allreduce latencies: the design matrix comes from
-// the algorithm's plan (allreduce_plan.h), so a fitted link prices collectives consistently.
+// the algorithm's plan (collective_plan.h), so a fitted link prices collectives consistently.
 #include "dagsgd/model/calibration.h"
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 
 #include <Eigen/Dense>
 
-#include "allreduce_plan.h"
+#include "collective_plan.h"
 
 namespace dagsgd::model {
 namespace {

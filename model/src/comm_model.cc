@@ -1,7 +1,6 @@
-// The alpha-beta-gamma cost of every allreduce algorithm dagsgd models, in one place (house
-// style: NCCL's tuning.cc). One function per algorithm builds its phases; the table at the end
-// names them. Notation: p workers, M bytes per worker, alpha per message, beta per byte on the
-// wire, gamma per byte reduced, lg = log2.
+// The cost models of collectives: the formulas on the bare links (each algorithm's plan from
+// the table in collective_algorithms.cc), a software stack's choice of algorithm, protocol and
+// links above them, and measured allreduce curves.
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -9,214 +8,12 @@
 #include <optional>
 #include <stdexcept>
 
-#include "allreduce_plan.h"
+#include "collective_plan.h"
 #include "dagsgd/model/check.h"
 #include "dagsgd/model/comm_model.h"
 
 namespace dagsgd::model {
 namespace detail {
-namespace {
-
-int floor_log2(int p) {
-  int k = 0;
-  while ((2 << k) <= p) ++k;
-  return k;
-}
-
-int ceil_log2(int p) {
-  int k = floor_log2(p);
-  return (1 << k) < p ? k + 1 : k;
-}
-
-// Flat algorithms over more than one node are bound by the inter-node link (each ring or tree
-// edge that leaves a node crosses its NIC); on one node by the intra-node link.
-LinkClass flat_link(const Shape& s) { return s.nodes > 1 ? LinkClass::kInter : LinkClass::kIntra; }
-
-// Ring (reduce-scatter then allgather, p-1 steps each of M/p):
-//   2(p-1)·α + 2(p-1)/p·M·β + (p-1)/p·M·γ
-void ring_over(Plan& plan, LinkClass link, int p, double m) {
-  const double steps = p - 1;
-  plan.push_back({link, steps, m / p, steps / p * m, steps / p * m});  // reduce-scatter
-  plan.push_back({link, steps, m / p, steps / p * m, 0});              // allgather
-}
-void ring(Plan& plan, const Shape& s, double m) { ring_over(plan, flat_link(s), s.workers(), m); }
-
-// Double binary tree (NCCL >= 2.4), pipelined: two trees each carry M/2; every rank is inner in
-// one tree and a leaf in the other, so it sends and receives M per phase. Reduce up, then
-// broadcast down, each lg p deep (d = ceil(lg p)):
-//   2d·α + 2M·β + M·γ
-void tree(Plan& plan, const Shape& s, double m) {
-  const double depth = ceil_log2(s.workers());
-  plan.push_back({flat_link(s), depth, m / 2, m, m});  // reduce
-  plan.push_back({flat_link(s), depth, m / 2, m, 0});  // broadcast
-}
-
-// Non-power-of-two p (MPICH): the r = p - p' extra ranks (p' = 2^floor(lg p)) first fold
-// their vector into a partner (α + Mβ + Mγ) and get the result back at the end (α + Mβ).
-void fold_in(Plan& plan, LinkClass link, int p, double m) {
-  if (p != (1 << floor_log2(p))) plan.push_back({link, 1, m, m, m});
-}
-void fold_out(Plan& plan, LinkClass link, int p, double m) {
-  if (p != (1 << floor_log2(p))) plan.push_back({link, 1, m, m, 0});
-}
-
-// Recursive doubling: lg p' exchanges of the whole vector:
-//   lg p'·(α + M·β + M·γ)  [+ fold-in/out when p is not a power of two]
-void recursive_doubling(Plan& plan, const Shape& s, double m) {
-  const LinkClass link = flat_link(s);
-  const int p = s.workers();
-  fold_in(plan, link, p, m);
-  const double steps = floor_log2(p);
-  plan.push_back({link, steps, m, steps * m, steps * m});
-  fold_out(plan, link, p, m);
-}
-
-// Rabenseifner: reduce-scatter by recursive halving (M/2, M/4, ... M/p'), allgather by
-// recursive doubling (M/p', ..., M/2):
-//   2·lg p'·α + 2(p'-1)/p'·M·β + (p'-1)/p'·M·γ  [+ fold-in/out]
-void rabenseifner(Plan& plan, const Shape& s, double m) {
-  const LinkClass link = flat_link(s);
-  const int p = s.workers();
-  const int levels = floor_log2(p);
-  fold_in(plan, link, p, m);
-  for (int k = 1; k <= levels; ++k) {
-    const double chunk = m / (1 << k);
-    plan.push_back({link, 1, chunk, chunk, chunk});
-  }
-  for (int k = levels; k >= 1; --k) {
-    const double chunk = m / (1 << k);
-    plan.push_back({link, 1, chunk, chunk, 0});
-  }
-  fold_out(plan, link, p, m);
-}
-
-// Binomial reduce then binomial broadcast (Open MPI libnbc's allred_sched_diss, what
-// MPI_Iallreduce runs in place, and below 4 ranks or 64 KiB): d = ceil(lg p) rounds toward
-// the root, each a whole vector received and summed, then d rounds away from it, the root
-// sending the whole vector in each:
-//   2d·α + 2d·M·β + d·M·γ        (p = 2: 2α + 2Mβ + Mγ, twice the ring's bytes)
-void binomial(Plan& plan, const Shape& s, double m) {
-  const LinkClass link = flat_link(s);
-  const double depth = ceil_log2(s.workers());
-  plan.push_back({link, depth, m, depth * m, depth * m});  // reduce
-  plan.push_back({link, depth, m, depth * m, 0});          // broadcast
-}
-
-// Sharded parameter server: push shards, servers sum, pull shards.
-// Colocated (one shard on every worker, s = 0): each worker sends its p-1 foreign shards and
-// serves one, the same volume as the ring:
-//   2(p-1)·α + 2(p-1)/p·M·β + (p-1)/p·M·γ
-// s dedicated servers (always across the inter-node link): a worker's link carries M, a
-// server's p·M/s, and the busiest endpoint handles max(s, p) messages per direction:
-//   2·max(s,p)·α + 2·max(M, p·M/s)·β + (p-1)·M/s·γ
-void ps(Plan& plan, const Shape& s, double m) {
-  const int p = s.workers();
-  if (s.ps_servers == 0) {
-    const LinkClass link = flat_link(s);
-    plan.push_back({link, p - 1.0, m / p, (p - 1.0) / p * m, (p - 1.0) / p * m});  // push
-    plan.push_back({link, p - 1.0, m / p, (p - 1.0) / p * m, 0});                  // pull
-    return;
-  }
-  const double servers = s.ps_servers;
-  const double messages = std::max(servers, static_cast<double>(p));
-  const double wire = std::max(m, p * m / servers);
-  plan.push_back({LinkClass::kInter, messages, m / servers, wire, (p - 1) * m / servers});
-  plan.push_back({LinkClass::kInter, messages, m / servers, wire, 0});
-}
-
-// Alltoall-sum-allgather (Theano-MPI): each worker sends chunk j to worker j (pairwise, p-1
-// steps of M/p), sums the p chunks it owns, and allgathers the sums:
-//   2(p-1)·α + 2(p-1)/p·M·β + (p-1)/p·M·γ
-// Equal to the ring on a non-blocking full-duplex fabric; they differ under contention (the
-// flow-level tier), not here.
-void asa(Plan& plan, const Shape& s, double m) {
-  const LinkClass link = flat_link(s);
-  const int p = s.workers();
-  plan.push_back({link, p - 1.0, m / p, (p - 1.0) / p * m, 0});  // alltoall
-  plan.push_back({link, 0, 0, 0, (p - 1.0) / p * m});            // sum
-  plan.push_back({link, p - 1.0, m / p, (p - 1.0) / p * m, 0});  // allgather
-}
-
-// Hierarchical, n nodes of g workers: intra-node reduce-scatter (ring, g), inter-node ring
-// allreduce of each worker's M/g shard among the n nodes (the g shards' rings run in parallel
-// and share the node's NIC, which so carries M), intra-node allgather:
-//   intra: 2(g-1)·α_i + 2(g-1)/g·M·β_i + (g-1)/g·M·γ_i
-//   inter: 2(n-1)·α_e + 2(n-1)/n·M·β_e + (n-1)/n·(M/g)·γ_e
-void hier(Plan& plan, const Shape& s, double m) {
-  const int n = s.nodes;
-  const int g = s.gpus_per_node;
-  if (n == 1) return ring_over(plan, LinkClass::kIntra, g, m);
-  if (g == 1) return ring_over(plan, LinkClass::kInter, n, m);
-  plan.push_back({LinkClass::kIntra, g - 1.0, m / g, (g - 1.0) / g * m, (g - 1.0) / g * m});
-  plan.push_back(
-      {LinkClass::kInter, 2.0 * (n - 1), m / g / n, 2.0 * (n - 1) / n * m, (n - 1.0) / n * m / g});
-  plan.push_back({LinkClass::kIntra, g - 1.0, m / g, (g - 1.0) / g * m, 0});
-}
-
-// Sparsified exchange (top-k, Distributed SLIDE style): every worker contributes k values and
-// k int32 indices (M_local bytes); a ring allgather gathers them all, and each worker sums
-// locally:  (p-1)·α + (p-1)·M_local·β
-void sparse_allgather(Plan& plan, const Shape& s, double local_bytes) {
-  const double steps = s.workers() - 1;
-  plan.push_back({flat_link(s), steps, local_bytes, steps * local_bytes, 0});
-}
-
-using PlanFn = void (*)(Plan&, const Shape&, double);
-struct Algorithm {
-  const char* name;
-  PlanFn plan;
-  bool single_link;  // its plan uses one link class; calibration can fit it from one log
-};
-// The table. "auto" is resolved before it (tree below auto_tree_threshold_bytes, else ring).
-constexpr Algorithm kAlgorithms[] = {
-    {"ring", ring, true},
-    {"tree", tree, true},
-    {"recursive_doubling", recursive_doubling, true},
-    {"rabenseifner", rabenseifner, true},
-    {"binomial", binomial, true},
-    {"ps", ps, true},
-    {"asa", asa, true},
-    {"hier", hier, false},
-};
-constexpr const char* kAuto = "auto";
-constexpr const char* kSparse = "allgather";
-
-const Algorithm* find_algorithm(const std::string& name) {
-  for (const auto& a : kAlgorithms) {
-    if (name == a.name) return &a;
-  }
-  return nullptr;
-}
-
-}  // namespace
-
-Expected<Plan> allreduce_plan(const std::string& algorithm, const Shape& shape, double bytes) {
-  const Algorithm* a = find_algorithm(algorithm);
-  if (a == nullptr) {
-    std::vector<std::string> formulas;
-    for (const auto& f : kAlgorithms) formulas.emplace_back(f.name);
-    return NameRegistry("collective algorithm formula", std::move(formulas))
-        .check(algorithm)
-        .error();
-  }
-  Plan plan;
-  if (shape.workers() > 1) a->plan(plan, shape, bytes);
-  return plan;
-}
-
-Plan sparse_allgather_plan(const Shape& shape, double local_bytes) {
-  Plan plan;
-  if (shape.workers() > 1) sparse_allgather(plan, shape, local_bytes);
-  return plan;
-}
-
-std::vector<std::string> single_link_algorithms() {
-  std::vector<std::string> out;
-  for (const auto& a : kAlgorithms) {
-    if (a.single_link) out.emplace_back(a.name);
-  }
-  return out;
-}
 
 double phase_cost(const Phase& phase, const LinkCost& link) {
   double startup = link.alpha_ns;
@@ -459,8 +256,8 @@ class AnalyticalCommModel final : public CommModel {
     if (config_.topk > 0) {
       // k values of the chosen precision plus k int32 indices per worker.
       const double k = std::ceil(config_.topk * static_cast<double>(elements));
-      Plan plan;
-      detail::sparse_allgather(plan, shape_, k * (bytes_per_element(config_.precision) + 4));
+      const Plan plan =
+          detail::sparse_allgather_plan(shape_, k * (bytes_per_element(config_.precision) + 4));
       if (config_.stack) {
         // The library's links (ring, no protocol choice) and its per-collective costs.
         const detail::StackChoice c = detail::stack_choice(
@@ -649,8 +446,7 @@ Expected<Precision> parse_precision(const std::string& s) {
 int bytes_per_element(Precision p) { return p == Precision::kFp16 ? 2 : 4; }
 
 std::vector<std::string> comm_algorithm_names() {
-  std::vector<std::string> names;
-  for (const auto& a : detail::kAlgorithms) names.emplace_back(a.name);
+  std::vector<std::string> names = detail::algorithm_names(detail::Collective::kAllreduce);
   names.emplace_back(detail::kAuto);
   return names;
 }

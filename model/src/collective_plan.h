@@ -1,15 +1,32 @@
-// The phases of one allreduce under each algorithm: shared by the cost model (which prices
-// them) and the calibration (which fits alpha and beta to them), so both use one formula.
+// The phases of one collective under each algorithm (their table is collective_algorithms.cc):
+// shared by the cost model (which prices them), the flow tier (which turns them into transfers)
+// and the calibration (which fits alpha and beta to them), so all three use one formula.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "dagsgd/model/collective_flows.h"
 #include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/expected.h"
 #include "dagsgd/model/stack.h"
 
 namespace dagsgd::model::detail {
+
+inline constexpr const char* kAuto = "auto";
+// What algorithm_for reports for a top-k exchange: the ring allgather of the sparse values.
+inline constexpr const char* kSparse = "allgather";
+
+// floor(log2 p) and ceil(log2 p) for p >= 1.
+inline int floor_log2(int p) {
+  int k = 0;
+  while ((2 << k) <= p) ++k;
+  return k;
+}
+inline int ceil_log2(int p) {
+  const int k = floor_log2(p);
+  return (1 << k) < p ? k + 1 : k;
+}
 
 enum class LinkClass { kIntra, kInter };
 
@@ -32,6 +49,46 @@ struct Shape {
   int workers() const { return nodes * gpus_per_node; }
 };
 
+// Flat algorithms over more than one node are bound by the inter-node link (each ring or tree
+// edge that leaves a node crosses its NIC); on one node by the intra-node link.
+inline LinkClass flat_link(const Shape& s) {
+  return s.nodes > 1 ? LinkClass::kInter : LinkClass::kIntra;
+}
+
+// The transfers of one plan phase for the flow tier, in sub-steps that run one after another
+// (recursive doubling's exchanges), and the bytes of each transfer as a share of the phase's
+// wire bytes per sub-step (an endpoint that sends to several peers at once splits its bytes
+// among them). No steps: the phase is computation or fixed cost only.
+struct PhaseTransfers {
+  std::vector<std::vector<Transfer>> steps;
+  double share = 1;
+};
+
+class Patterns;  // collective_patterns.h: rings, trees and exchanges over ranks in their order
+
+using PlanFn = void (*)(Plan& plan, const Shape& shape, double bytes);
+// One PhaseTransfers per phase of `plan` (which PlanFn built for `shape`).
+using TransfersFn = std::vector<PhaseTransfers> (*)(const Plan& plan, const Patterns& pat,
+                                                    const Shape& shape);
+
+enum class Collective { kAllreduce, kAllgather };
+
+// One row of the table of collective algorithms (collective_algorithms.cc): everything the
+// model knows about an algorithm, in one place.
+struct CollectiveAlgorithm {
+  Collective collective;
+  const char* name;
+  PlanFn plan;            // the alpha-beta-gamma phases (analytical tier, calibration)
+  TransfersFn transfers;  // the point-to-point transfers of each phase (flow tier)
+  bool single_link;       // its plan uses one link class: calibration can fit it from one log
+  const char* source;     // where the plan comes from
+};
+
+// The row of `collective` named `name`, or nullptr.
+const CollectiveAlgorithm* find_algorithm(Collective collective, const std::string& name);
+// The names of `collective`'s rows, in table order.
+std::vector<std::string> algorithm_names(Collective collective);
+
 // The plan of a dense allreduce of `bytes` per worker; `algorithm` is a concrete name (not
 // "auto"). Unknown names list the valid ones.
 Expected<Plan> allreduce_plan(const std::string& algorithm, const Shape& shape, double bytes);
@@ -39,7 +96,8 @@ Expected<Plan> allreduce_plan(const std::string& algorithm, const Shape& shape, 
 // The plan of a top-k exchange: a ring allgather of `local_bytes` (values and indices) per worker.
 Plan sparse_allgather_plan(const Shape& shape, double local_bytes);
 
-// Algorithms whose plan uses one link class only (what calibration from one log can fit).
+// The allreduce algorithms whose plan uses one link class only (what calibration from one log
+// can fit).
 std::vector<std::string> single_link_algorithms();
 
 double phase_cost(const Phase& phase, const LinkCost& link);

@@ -1,0 +1,332 @@
+// The table of collective algorithms (house style: NCCL's tuning.cc): one row per algorithm
+// with its alpha-beta-gamma plan, the point-to-point transfers the flow tier runs for each plan
+// phase, and its source. Adding an algorithm touches this file only: its two functions and its
+// row. Notation: p workers, M bytes per worker, alpha per message, beta per byte on the wire,
+// gamma per byte reduced, lg = log2.
+#include <algorithm>
+#include <utility>
+
+#include "collective_patterns.h"
+#include "collective_plan.h"
+#include "dagsgd/model/registry.h"
+
+namespace dagsgd::model::detail {
+namespace {
+
+PhaseTransfers plain(std::vector<Transfer> t, double share = 1) {
+  return PhaseTransfers{{std::move(t)}, share};
+}
+
+// Ring (reduce-scatter then allgather, p-1 steps each of M/p):
+//   2(p-1)·α + 2(p-1)/p·M·β + (p-1)/p·M·γ
+void ring_over(Plan& plan, LinkClass link, int p, double m) {
+  const double steps = p - 1;
+  plan.push_back({link, steps, m / p, steps / p * m, steps / p * m});  // reduce-scatter
+  plan.push_back({link, steps, m / p, steps / p * m, 0});              // allgather
+}
+void ring(Plan& plan, const Shape& s, double m) { ring_over(plan, flat_link(s), s.workers(), m); }
+
+// Double binary tree (NCCL >= 2.4), pipelined: two trees each carry M/2; every rank is inner in
+// one tree and a leaf in the other, so it sends and receives M per phase. Reduce up, then
+// broadcast down, each lg p deep (d = ceil(lg p)):
+//   2d·α + 2M·β + M·γ
+void tree(Plan& plan, const Shape& s, double m) {
+  const double depth = ceil_log2(s.workers());
+  plan.push_back({flat_link(s), depth, m / 2, m, m});  // reduce
+  plan.push_back({flat_link(s), depth, m / 2, m, 0});  // broadcast
+}
+
+// NCCL-style trees: a double binary tree over the nodes' first ranks, and each node's ranks in
+// a chain to its first one (both trees use the chain, each with half the data).
+std::vector<Transfer> tree_phase(const Patterns& pat, bool up) {
+  const auto nodes = pat.by_node();
+  std::vector<Transfer> t;
+  if (nodes.size() == 1) return pat.double_tree(nodes.front(), up);
+  std::vector<int> leaders;
+  leaders.reserve(nodes.size());
+  for (const auto& n : nodes) leaders.push_back(n.front());
+  t = pat.double_tree(leaders, up);
+  for (const auto& n : nodes) {
+    for (std::size_t k = 1; k < n.size(); ++k) {
+      for (int tree = 0; tree < 2; ++tree) {
+        auto chain = pat.ring({n[k], n[k - 1]});  // {k -> k-1, k-1 -> k}
+        t.push_back(up ? chain[0] : chain[1]);
+      }
+    }
+  }
+  return t;
+}
+std::vector<PhaseTransfers> tree_transfers(const Plan& /*plan*/, const Patterns& pat,
+                                           const Shape& /*shape*/) {
+  return {plain(tree_phase(pat, true), 0.5), plain(tree_phase(pat, false), 0.5)};
+}
+
+std::vector<PhaseTransfers> ring_transfers(const Plan& plan, const Patterns& pat,
+                                           const Shape& /*shape*/) {
+  return std::vector<PhaseTransfers>(plan.size(), plain(pat.ring(pat.all())));
+}
+
+// Non-power-of-two p (MPICH): the r = p - p' extra ranks (p' = 2^floor(lg p)) first fold
+// their vector into a partner (α + Mβ + Mγ) and get the result back at the end (α + Mβ).
+void fold_in(Plan& plan, LinkClass link, int p, double m) {
+  if (p != (1 << floor_log2(p))) plan.push_back({link, 1, m, m, m});
+}
+void fold_out(Plan& plan, LinkClass link, int p, double m) {
+  if (p != (1 << floor_log2(p))) plan.push_back({link, 1, m, m, 0});
+}
+
+// Recursive doubling: lg p' exchanges of the whole vector:
+//   lg p'·(α + M·β + M·γ)  [+ fold-in/out when p is not a power of two]
+void recursive_doubling(Plan& plan, const Shape& s, double m) {
+  const LinkClass link = flat_link(s);
+  const int p = s.workers();
+  fold_in(plan, link, p, m);
+  const double steps = floor_log2(p);
+  plan.push_back({link, steps, m, steps * m, steps * m});
+  fold_out(plan, link, p, m);
+}
+
+std::vector<PhaseTransfers> recursive_doubling_transfers(const Plan& /*plan*/, const Patterns& pat,
+                                                         const Shape& s) {
+  const int p = s.workers();
+  const int p2 = 1 << floor_log2(p);
+  std::vector<PhaseTransfers> out;
+  if (p != p2) out.push_back(plain(pat.fold(p2, true)));
+  PhaseTransfers steps;
+  for (int d = 1; d < p2; d *= 2) steps.steps.push_back(pat.exchange(p2, d));
+  out.push_back(std::move(steps));
+  if (p != p2) out.push_back(plain(pat.fold(p2, false)));
+  return out;
+}
+
+// Rabenseifner: reduce-scatter by recursive halving (M/2, M/4, ... M/p'), allgather by
+// recursive doubling (M/p', ..., M/2):
+//   2·lg p'·α + 2(p'-1)/p'·M·β + (p'-1)/p'·M·γ  [+ fold-in/out]
+void rabenseifner(Plan& plan, const Shape& s, double m) {
+  const LinkClass link = flat_link(s);
+  const int p = s.workers();
+  const int levels = floor_log2(p);
+  fold_in(plan, link, p, m);
+  for (int k = 1; k <= levels; ++k) {
+    const double chunk = m / (1 << k);
+    plan.push_back({link, 1, chunk, chunk, chunk});
+  }
+  for (int k = levels; k >= 1; --k) {
+    const double chunk = m / (1 << k);
+    plan.push_back({link, 1, chunk, chunk, 0});
+  }
+  fold_out(plan, link, p, m);
+}
+
+std::vector<PhaseTransfers> rabenseifner_transfers(const Plan& /*plan*/, const Patterns& pat,
+                                                   const Shape& s) {
+  const int p = s.workers();
+  const int p2 = 1 << floor_log2(p);
+  std::vector<PhaseTransfers> out;
+  if (p != p2) out.push_back(plain(pat.fold(p2, true)));
+  for (int d = p2 / 2; d >= 1; d /= 2) out.push_back(plain(pat.exchange(p2, d)));  // halving
+  for (int d = 1; d < p2; d *= 2) out.push_back(plain(pat.exchange(p2, d)));       // doubling
+  if (p != p2) out.push_back(plain(pat.fold(p2, false)));
+  return out;
+}
+
+// Binomial reduce then binomial broadcast (Open MPI libnbc's allred_sched_diss, what
+// MPI_Iallreduce runs in place, and below 4 ranks or 64 KiB): d = ceil(lg p) rounds toward
+// the root, each a whole vector received and summed, then d rounds away from it, the root
+// sending the whole vector in each:
+//   2d·α + 2d·M·β + d·M·γ        (p = 2: 2α + 2Mβ + Mγ, twice the ring's bytes)
+void binomial(Plan& plan, const Shape& s, double m) {
+  const LinkClass link = flat_link(s);
+  const double depth = ceil_log2(s.workers());
+  plan.push_back({link, depth, m, depth * m, depth * m});  // reduce
+  plan.push_back({link, depth, m, depth * m, 0});          // broadcast
+}
+
+// libnbc's allred_sched_diss: virtual rank v (the position) sends to v - 2^(r-1) in reduce
+// round r when v % 2^r == 2^(r-1); then in broadcast round r every v < 2^r sends to v + 2^r.
+std::vector<PhaseTransfers> binomial_transfers(const Plan& /*plan*/, const Patterns& pat,
+                                               const Shape& s) {
+  const int p = s.workers();
+  PhaseTransfers reduce;
+  PhaseTransfers bcast;
+  const int depth = ceil_log2(p);
+  for (int r = 1; r <= depth; ++r) {
+    std::vector<Transfer> t;
+    for (int v = 0; v < p; ++v) {
+      if (v % (1 << r) == (1 << (r - 1))) t.push_back(pat.pair(v, v - (1 << (r - 1))));
+    }
+    reduce.steps.push_back(std::move(t));
+  }
+  for (int r = 0; r < depth; ++r) {
+    std::vector<Transfer> t;
+    for (int v = 0; v < (1 << r) && v + (1 << r) < p; ++v) t.push_back(pat.pair(v, v + (1 << r)));
+    bcast.steps.push_back(std::move(t));
+  }
+  return {std::move(reduce), std::move(bcast)};
+}
+
+// Sharded parameter server: push shards, servers sum, pull shards.
+// Colocated (one shard on every worker, s = 0): each worker sends its p-1 foreign shards and
+// serves one, the same volume as the ring:
+//   2(p-1)·α + 2(p-1)/p·M·β + (p-1)/p·M·γ
+// s dedicated servers (always across the inter-node link): a worker's link carries M, a
+// server's p·M/s, and the busiest endpoint handles max(s, p) messages per direction:
+//   2·max(s,p)·α + 2·max(M, p·M/s)·β + (p-1)·M/s·γ
+void ps(Plan& plan, const Shape& s, double m) {
+  const int p = s.workers();
+  if (s.ps_servers == 0) {
+    const LinkClass link = flat_link(s);
+    plan.push_back({link, p - 1.0, m / p, (p - 1.0) / p * m, (p - 1.0) / p * m});  // push
+    plan.push_back({link, p - 1.0, m / p, (p - 1.0) / p * m, 0});                  // pull
+    return;
+  }
+  const double servers = s.ps_servers;
+  const double messages = std::max(servers, static_cast<double>(p));
+  const double wire = std::max(m, p * m / servers);
+  plan.push_back({LinkClass::kInter, messages, m / servers, wire, (p - 1) * m / servers});
+  plan.push_back({LinkClass::kInter, messages, m / servers, wire, 0});
+}
+
+// Dedicated servers are not GPUs: their phases stay analytical (no transfers).
+std::vector<PhaseTransfers> ps_transfers(const Plan& plan, const Patterns& pat, const Shape& s) {
+  if (s.ps_servers > 0) return std::vector<PhaseTransfers>(plan.size());
+  return std::vector<PhaseTransfers>(plan.size(), plain(pat.all_pairs(), 1.0 / (s.workers() - 1)));
+}
+
+// Alltoall-sum-allgather (Theano-MPI): each worker sends chunk j to worker j (pairwise, p-1
+// steps of M/p), sums the p chunks it owns, and allgathers the sums:
+//   2(p-1)·α + 2(p-1)/p·M·β + (p-1)/p·M·γ
+// Equal to the ring on a non-blocking full-duplex fabric; they differ under contention (the
+// flow-level tier), not here.
+void asa(Plan& plan, const Shape& s, double m) {
+  const LinkClass link = flat_link(s);
+  const int p = s.workers();
+  plan.push_back({link, p - 1.0, m / p, (p - 1.0) / p * m, 0});  // alltoall
+  plan.push_back({link, 0, 0, 0, (p - 1.0) / p * m});            // sum
+  plan.push_back({link, p - 1.0, m / p, (p - 1.0) / p * m, 0});  // allgather
+}
+
+std::vector<PhaseTransfers> asa_transfers(const Plan& /*plan*/, const Patterns& pat,
+                                          const Shape& s) {
+  const double share = 1.0 / (s.workers() - 1);
+  return {plain(pat.all_pairs(), share),   // alltoall
+          PhaseTransfers{},                // the sum: computation only
+          plain(pat.all_pairs(), share)};  // allgather
+}
+
+// Hierarchical, n nodes of g workers: intra-node reduce-scatter (ring, g), inter-node ring
+// allreduce of each worker's M/g shard among the n nodes (the g shards' rings run in parallel
+// and share the node's NIC, which so carries M), intra-node allgather:
+//   intra: 2(g-1)·α_i + 2(g-1)/g·M·β_i + (g-1)/g·M·γ_i
+//   inter: 2(n-1)·α_e + 2(n-1)/n·M·β_e + (n-1)/n·(M/g)·γ_e
+void hier(Plan& plan, const Shape& s, double m) {
+  const int n = s.nodes;
+  const int g = s.gpus_per_node;
+  if (n == 1) return ring_over(plan, LinkClass::kIntra, g, m);
+  if (g == 1) return ring_over(plan, LinkClass::kInter, n, m);
+  plan.push_back({LinkClass::kIntra, g - 1.0, m / g, (g - 1.0) / g * m, (g - 1.0) / g * m});
+  plan.push_back(
+      {LinkClass::kInter, 2.0 * (n - 1), m / g / n, 2.0 * (n - 1) / n * m, (n - 1.0) / n * m / g});
+  plan.push_back({LinkClass::kIntra, g - 1.0, m / g, (g - 1.0) / g * m, 0});
+}
+
+std::vector<PhaseTransfers> hier_transfers(const Plan& plan, const Patterns& pat, const Shape& s) {
+  const auto nodes = pat.by_node();
+  const std::size_t g = nodes.front().size();
+  if (nodes.size() == 1 || g == 1) return ring_transfers(plan, pat, s);
+  std::vector<Transfer> intra;
+  for (const auto& n : nodes) {
+    auto r = pat.ring(n);
+    intra.insert(intra.end(), r.begin(), r.end());
+  }
+  std::vector<Transfer> inter;
+  for (std::size_t k = 0; k < g; ++k) {
+    std::vector<int> shard;
+    shard.reserve(nodes.size());
+    for (const auto& n : nodes) shard.push_back(n[std::min(k, n.size() - 1)]);
+    auto r = pat.ring(shard);
+    inter.insert(inter.end(), r.begin(), r.end());
+  }
+  return {plain(intra), plain(inter, 1.0 / static_cast<double>(g)), plain(intra)};
+}
+
+// Sparsified exchange (top-k, Distributed SLIDE style): every worker contributes k values and
+// k int32 indices (M_local bytes); a ring allgather gathers them all, and each worker sums
+// locally:  (p-1)·α + (p-1)·M_local·β
+void sparse_allgather(Plan& plan, const Shape& s, double local_bytes) {
+  const double steps = s.workers() - 1;
+  plan.push_back({flat_link(s), steps, local_bytes, steps * local_bytes, 0});
+}
+
+std::vector<PhaseTransfers> sparse_allgather_transfers(const Plan& plan, const Patterns& pat,
+                                                       const Shape& s) {
+  return ring_transfers(plan, pat, s);
+}
+
+// The table. Allreduce's "auto" is resolved before it (comm_model.cc: tree below
+// auto_tree_threshold_bytes, else ring; under a stack, the stack's rules or costs).
+constexpr CollectiveAlgorithm kAlgorithms[] = {
+    {Collective::kAllreduce, "ring", ring, ring_transfers, true,
+     "Patarasuk & Yuan 2009; NCCL ring (src/device/all_reduce.h)"},
+    {Collective::kAllreduce, "tree", tree, tree_transfers, true,
+     "NCCL >= 2.4 double binary tree (Sanders et al. 2009; NCCL src/graph/trees.cc)"},
+    {Collective::kAllreduce, "recursive_doubling", recursive_doubling, recursive_doubling_transfers,
+     true, "Thakur, Rabenseifner & Gropp 2005 (MPICH)"},
+    {Collective::kAllreduce, "rabenseifner", rabenseifner, rabenseifner_transfers, true,
+     "Rabenseifner 2004; Thakur, Rabenseifner & Gropp 2005"},
+    {Collective::kAllreduce, "binomial", binomial, binomial_transfers, true,
+     "Open MPI libnbc nbc_iallreduce.c allred_sched_diss"},
+    {Collective::kAllreduce, "ps", ps, ps_transfers, true,
+     "sharded parameter server (Li et al. 2014, OSDI)"},
+    {Collective::kAllreduce, "asa", asa, asa_transfers, true,
+     "Theano-MPI alltoall-sum-allgather (Ma, Mao & Taylor 2016)"},
+    {Collective::kAllreduce, "hier", hier, hier_transfers, false,
+     "hierarchical allreduce (Horovod HOROVOD_HIERARCHICAL_ALLREDUCE; Jia et al. 2018)"},
+    {Collective::kAllgather, "ring", sparse_allgather, sparse_allgather_transfers, true,
+     "ring allgather of top-k values and indices (Distributed SLIDE, Yan et al. 2022)"},
+};
+
+}  // namespace
+
+const CollectiveAlgorithm* find_algorithm(Collective collective, const std::string& name) {
+  for (const auto& a : kAlgorithms) {
+    if (a.collective == collective && name == a.name) return &a;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> algorithm_names(Collective collective) {
+  std::vector<std::string> names;
+  for (const auto& a : kAlgorithms) {
+    if (a.collective == collective) names.emplace_back(a.name);
+  }
+  return names;
+}
+
+Expected<Plan> allreduce_plan(const std::string& algorithm, const Shape& shape, double bytes) {
+  const CollectiveAlgorithm* a = find_algorithm(Collective::kAllreduce, algorithm);
+  if (a == nullptr) {
+    return NameRegistry("collective algorithm formula", algorithm_names(Collective::kAllreduce))
+        .check(algorithm)
+        .error();
+  }
+  Plan plan;
+  if (shape.workers() > 1) a->plan(plan, shape, bytes);
+  return plan;
+}
+
+Plan sparse_allgather_plan(const Shape& shape, double local_bytes) {
+  Plan plan;
+  if (shape.workers() > 1) sparse_allgather(plan, shape, local_bytes);
+  return plan;
+}
+
+std::vector<std::string> single_link_algorithms() {
+  std::vector<std::string> out;
+  for (const auto& a : kAlgorithms) {
+    if (a.collective == Collective::kAllreduce && a.single_link) out.emplace_back(a.name);
+  }
+  return out;
+}
+
+}  // namespace dagsgd::model::detail
