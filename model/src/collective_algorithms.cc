@@ -86,17 +86,26 @@ void recursive_doubling(Plan& plan, const Shape& s, double m) {
   fold_out(plan, link, p, m);
 }
 
-std::vector<PhaseTransfers> recursive_doubling_transfers(const Plan& /*plan*/, const Patterns& pat,
-                                                         const Shape& s) {
+// The exchanges among the largest power of two p' <= p ranks (`body`), with the extra ranks'
+// fold-in before and fold-out after when p is not a power of two (fold_in, fold_out).
+template <typename Body>
+std::vector<PhaseTransfers> folded(const Patterns& pat, const Shape& s, Body body) {
   const int p = s.workers();
   const int p2 = 1 << floor_log2(p);
   std::vector<PhaseTransfers> out;
   if (p != p2) out.push_back(plain(pat.fold(p2, true)));
-  PhaseTransfers steps;
-  for (int d = 1; d < p2; d *= 2) steps.steps.push_back(pat.exchange(p2, d));
-  out.push_back(std::move(steps));
+  body(out, p2);
   if (p != p2) out.push_back(plain(pat.fold(p2, false)));
   return out;
+}
+
+std::vector<PhaseTransfers> recursive_doubling_transfers(const Plan& /*plan*/, const Patterns& pat,
+                                                         const Shape& s) {
+  return folded(pat, s, [&](std::vector<PhaseTransfers>& out, int p2) {
+    PhaseTransfers steps;
+    for (int d = 1; d < p2; d *= 2) steps.steps.push_back(pat.exchange(p2, d));
+    out.push_back(std::move(steps));
+  });
 }
 
 // Rabenseifner: reduce-scatter by recursive halving (M/2, M/4, ... M/p'), allgather by
@@ -120,14 +129,10 @@ void rabenseifner(Plan& plan, const Shape& s, double m) {
 
 std::vector<PhaseTransfers> rabenseifner_transfers(const Plan& /*plan*/, const Patterns& pat,
                                                    const Shape& s) {
-  const int p = s.workers();
-  const int p2 = 1 << floor_log2(p);
-  std::vector<PhaseTransfers> out;
-  if (p != p2) out.push_back(plain(pat.fold(p2, true)));
-  for (int d = p2 / 2; d >= 1; d /= 2) out.push_back(plain(pat.exchange(p2, d)));  // halving
-  for (int d = 1; d < p2; d *= 2) out.push_back(plain(pat.exchange(p2, d)));       // doubling
-  if (p != p2) out.push_back(plain(pat.fold(p2, false)));
-  return out;
+  return folded(pat, s, [&](std::vector<PhaseTransfers>& out, int p2) {
+    for (int d = p2 / 2; d >= 1; d /= 2) out.push_back(plain(pat.exchange(p2, d)));  // halving
+    for (int d = 1; d < p2; d *= 2) out.push_back(plain(pat.exchange(p2, d)));       // doubling
+  });
 }
 
 // Binomial reduce then binomial broadcast (Open MPI libnbc's allred_sched_diss, what
