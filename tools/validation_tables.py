@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Markdown tables of a `dagsgd validate` result (OUT/validation.json) for docs/accuracy.md.
+"""Markdown tables of a `dagsgd validate` result (OUT/validation.json) for docs/validation.md.
 
 usage: tools/validation_tables.py OUT/validation.json [OTHER/validation.json LABEL]
 
