@@ -1,13 +1,14 @@
-// The table of collective algorithms (house style: NCCL's tuning.cc): one row per algorithm
-// with its alpha-beta-gamma plan, the point-to-point transfers the flow tier runs for each plan
-// phase, and its source. Adding an algorithm touches this file only: its two functions and its
-// row. Notation: p workers, M bytes per worker, alpha per message, beta per byte on the wire,
-// gamma per byte reduced, lg = log2.
+// The table of collective algorithms (house style: NCCL's tuning.cc): one row per collective and
+// algorithm with its alpha-beta-gamma plan, the point-to-point transfers the flow tier runs for
+// each plan phase, and its source. Adding an algorithm touches this file only: its two functions
+// and its row. Notation: p workers, M bytes (the whole vector, CollectiveOp's convention), alpha
+// per message, beta per byte on the wire, gamma per byte reduced, lg = log2.
 #include <algorithm>
 #include <utility>
 
 #include "collective_patterns.h"
 #include "collective_plan.h"
+#include "dagsgd/model/check.h"
 #include "dagsgd/model/registry.h"
 
 namespace dagsgd::model::detail {
@@ -149,25 +150,30 @@ void binomial(Plan& plan, const Shape& s, double m) {
 
 // libnbc's allred_sched_diss: virtual rank v (the position) sends to v - 2^(r-1) in reduce
 // round r when v % 2^r == 2^(r-1); then in broadcast round r every v < 2^r sends to v + 2^r.
-std::vector<PhaseTransfers> binomial_transfers(const Plan& /*plan*/, const Patterns& pat,
-                                               const Shape& s) {
-  const int p = s.workers();
+// The same trees serve a binomial reduce and broadcast alone (Open MPI's tuned binomial).
+PhaseTransfers binomial_reduce_steps(const Patterns& pat, int p) {
   PhaseTransfers reduce;
-  PhaseTransfers bcast;
-  const int depth = ceil_log2(p);
-  for (int r = 1; r <= depth; ++r) {
+  for (int r = 1; r <= ceil_log2(p); ++r) {
     std::vector<Transfer> t;
     for (int v = 0; v < p; ++v) {
       if (v % (1 << r) == (1 << (r - 1))) t.push_back(pat.pair(v, v - (1 << (r - 1))));
     }
     reduce.steps.push_back(std::move(t));
   }
-  for (int r = 0; r < depth; ++r) {
+  return reduce;
+}
+PhaseTransfers binomial_broadcast_steps(const Patterns& pat, int p) {
+  PhaseTransfers bcast;
+  for (int r = 0; r < ceil_log2(p); ++r) {
     std::vector<Transfer> t;
     for (int v = 0; v < (1 << r) && v + (1 << r) < p; ++v) t.push_back(pat.pair(v, v + (1 << r)));
     bcast.steps.push_back(std::move(t));
   }
-  return {std::move(reduce), std::move(bcast)};
+  return bcast;
+}
+std::vector<PhaseTransfers> binomial_transfers(const Plan& /*plan*/, const Patterns& pat,
+                                               const Shape& s) {
+  return {binomial_reduce_steps(pat, s.workers()), binomial_broadcast_steps(pat, s.workers())};
 }
 
 // Sharded parameter server: push shards, servers sum, pull shards.
@@ -255,52 +261,127 @@ std::vector<PhaseTransfers> hier_transfers(const Plan& plan, const Patterns& pat
   return {plain(intra), plain(inter, 1.0 / static_cast<double>(g)), plain(intra)};
 }
 
-// Sparsified exchange (top-k, Distributed SLIDE style): every worker contributes k values and
-// k int32 indices (M_local bytes); a ring allgather gathers them all, and each worker sums
-// locally:  (p-1)·α + (p-1)·M_local·β
-void sparse_allgather(Plan& plan, const Shape& s, double local_bytes) {
+// Ring all-gather, the ring's second half alone: p-1 steps, each rank passing on a chunk of c
+// bytes (c = M/p):  (p-1)·α + (p-1)·c·β
+void allgather_chunks(Plan& plan, const Shape& s, double chunk) {
   const double steps = s.workers() - 1;
-  plan.push_back({flat_link(s), steps, local_bytes, steps * local_bytes, 0});
+  plan.push_back({flat_link(s), steps, chunk, steps * chunk, 0});
+}
+void ring_allgather(Plan& plan, const Shape& s, double m) {
+  const double steps = s.workers() - 1;
+  plan.push_back({flat_link(s), steps, m / s.workers(), steps / s.workers() * m, 0});
 }
 
-std::vector<PhaseTransfers> sparse_allgather_transfers(const Plan& plan, const Patterns& pat,
-                                                       const Shape& s) {
-  return ring_transfers(plan, pat, s);
+// Ring reduce-scatter, the ring's first half alone:  (p-1)·α + (p-1)/p·M·β + (p-1)/p·M·γ
+void ring_reduce_scatter(Plan& plan, const Shape& s, double m) {
+  const double steps = s.workers() - 1;
+  plan.push_back(
+      {flat_link(s), steps, m / s.workers(), steps / s.workers() * m, steps / s.workers() * m});
+}
+
+// Pairwise all-to-all (NCCL's and Open MPI's for large messages): every rank sends M/p to each
+// of the p-1 others, all in flight together on a non-blocking fabric:
+//   (p-1)·α + (p-1)/p·M·β
+void pairwise_alltoall(Plan& plan, const Shape& s, double m) {
+  const double steps = s.workers() - 1;
+  plan.push_back({flat_link(s), steps, m / s.workers(), steps / s.workers() * m, 0});
+}
+std::vector<PhaseTransfers> all_pairs_transfers(const Plan& plan, const Patterns& pat,
+                                                const Shape& s) {
+  return std::vector<PhaseTransfers>(plan.size(), plain(pat.all_pairs(), 1.0 / (s.workers() - 1)));
+}
+
+// Pipelined chain from the root (NCCL's ring broadcast and reduce): chunks stream along the
+// p-1 edges of the ring at once, so each link carries M once:
+//   broadcast (p-1)·α + M·β;  reduce (p-1)·α + M·β + M·γ
+void chain_broadcast(Plan& plan, const Shape& s, double m) {
+  plan.push_back({flat_link(s), s.workers() - 1.0, m, m, 0});
+}
+void chain_reduce(Plan& plan, const Shape& s, double m) {
+  plan.push_back({flat_link(s), s.workers() - 1.0, m, m, m});
+}
+std::vector<PhaseTransfers> chain_transfers(const Plan& /*plan*/, const Patterns& pat,
+                                            const Shape& s) {
+  std::vector<Transfer> t;
+  for (int v = 0; v + 1 < s.workers(); ++v) t.push_back(pat.pair(v, v + 1));
+  return {plain(std::move(t))};
+}
+
+// Binomial tree (Open MPI tuned's and libnbc's broadcast and reduce): d = ceil(lg p) rounds,
+// the whole vector in each:  broadcast d·(α + M·β);  reduce d·(α + M·β + M·γ)
+void binomial_broadcast(Plan& plan, const Shape& s, double m) {
+  const double depth = ceil_log2(s.workers());
+  plan.push_back({flat_link(s), depth, m, depth * m, 0});
+}
+void binomial_reduce(Plan& plan, const Shape& s, double m) {
+  const double depth = ceil_log2(s.workers());
+  plan.push_back({flat_link(s), depth, m, depth * m, depth * m});
+}
+std::vector<PhaseTransfers> binomial_broadcast_transfers(const Plan& /*plan*/, const Patterns& pat,
+                                                         const Shape& s) {
+  return {binomial_broadcast_steps(pat, s.workers())};
+}
+std::vector<PhaseTransfers> binomial_reduce_transfers(const Plan& /*plan*/, const Patterns& pat,
+                                                      const Shape& s) {
+  return {binomial_reduce_steps(pat, s.workers())};
+}
+
+// One point-to-point message of M bytes between the group's first two ranks:  α + M·β
+void direct_message(Plan& plan, const Shape& s, double m) {
+  plan.push_back({flat_link(s), 1, m, m, 0});
+}
+std::vector<PhaseTransfers> direct_transfers(const Plan& /*plan*/, const Patterns& pat,
+                                             const Shape& /*shape*/) {
+  return {plain({pat.pair(0, 1)})};
 }
 
 // The table. Allreduce's "auto" is resolved before it (comm_model.cc: tree below
 // auto_tree_threshold_bytes, else ring; under a stack, the stack's rules or costs).
 constexpr CollectiveAlgorithm kAlgorithms[] = {
-    {Collective::kAllreduce, "ring", ring, ring_transfers, true,
+    {CollectiveOp::kAllreduce, "ring", ring, ring_transfers, true,
      "Patarasuk & Yuan 2009; NCCL ring (src/device/all_reduce.h)"},
-    {Collective::kAllreduce, "tree", tree, tree_transfers, true,
+    {CollectiveOp::kAllreduce, "tree", tree, tree_transfers, true,
      "NCCL >= 2.4 double binary tree (Sanders et al. 2009; NCCL src/graph/trees.cc)"},
-    {Collective::kAllreduce, "recursive_doubling", recursive_doubling, recursive_doubling_transfers,
-     true, "Thakur, Rabenseifner & Gropp 2005 (MPICH)"},
-    {Collective::kAllreduce, "rabenseifner", rabenseifner, rabenseifner_transfers, true,
+    {CollectiveOp::kAllreduce, "recursive_doubling", recursive_doubling,
+     recursive_doubling_transfers, true, "Thakur, Rabenseifner & Gropp 2005 (MPICH)"},
+    {CollectiveOp::kAllreduce, "rabenseifner", rabenseifner, rabenseifner_transfers, true,
      "Rabenseifner 2004; Thakur, Rabenseifner & Gropp 2005"},
-    {Collective::kAllreduce, "binomial", binomial, binomial_transfers, true,
+    {CollectiveOp::kAllreduce, "binomial", binomial, binomial_transfers, true,
      "Open MPI libnbc nbc_iallreduce.c allred_sched_diss"},
-    {Collective::kAllreduce, "ps", ps, ps_transfers, true,
+    {CollectiveOp::kAllreduce, "ps", ps, ps_transfers, true,
      "sharded parameter server (Li et al. 2014, OSDI)"},
-    {Collective::kAllreduce, "asa", asa, asa_transfers, true,
+    {CollectiveOp::kAllreduce, "asa", asa, asa_transfers, true,
      "Theano-MPI alltoall-sum-allgather (Ma, Mao & Taylor 2016)"},
-    {Collective::kAllreduce, "hier", hier, hier_transfers, false,
+    {CollectiveOp::kAllreduce, "hier", hier, hier_transfers, false,
      "hierarchical allreduce (Horovod HOROVOD_HIERARCHICAL_ALLREDUCE; Jia et al. 2018)"},
-    {Collective::kAllgather, "ring", sparse_allgather, sparse_allgather_transfers, true,
-     "ring allgather of top-k values and indices (Distributed SLIDE, Yan et al. 2022)"},
+    {CollectiveOp::kReduceScatter, "ring", ring_reduce_scatter, ring_transfers, true,
+     "NCCL ring reduce-scatter (src/device/reduce_scatter.h); Thakur et al. 2005"},
+    {CollectiveOp::kAllgather, "ring", ring_allgather, ring_transfers, true,
+     "NCCL ring all-gather (src/device/all_gather.h); Thakur et al. 2005"},
+    {CollectiveOp::kAlltoall, "pairwise", pairwise_alltoall, all_pairs_transfers, true,
+     "NCCL all-to-all as grouped send/recv; Open MPI coll_tuned_alltoall.c pairwise"},
+    {CollectiveOp::kBroadcast, "ring", chain_broadcast, chain_transfers, true,
+     "NCCL ring broadcast, pipelined chain (src/device/broadcast.h)"},
+    {CollectiveOp::kBroadcast, "binomial", binomial_broadcast, binomial_broadcast_transfers, true,
+     "Open MPI coll_tuned_bcast.c binomial tree"},
+    {CollectiveOp::kReduce, "ring", chain_reduce, chain_transfers, true,
+     "NCCL ring reduce, pipelined chain (src/device/reduce.h)"},
+    {CollectiveOp::kReduce, "binomial", binomial_reduce, binomial_reduce_transfers, true,
+     "Open MPI coll_tuned_reduce.c binomial tree"},
+    {CollectiveOp::kSendRecv, "direct", direct_message, direct_transfers, true,
+     "one point-to-point message (NCCL ncclSend/ncclRecv, MPI_Send/MPI_Recv)"},
 };
 
 }  // namespace
 
-const CollectiveAlgorithm* find_algorithm(Collective collective, const std::string& name) {
+const CollectiveAlgorithm* find_algorithm(CollectiveOp collective, const std::string& name) {
   for (const auto& a : kAlgorithms) {
     if (a.collective == collective && name == a.name) return &a;
   }
   return nullptr;
 }
 
-std::vector<std::string> algorithm_names(Collective collective) {
+std::vector<std::string> algorithm_names(CollectiveOp collective) {
   std::vector<std::string> names;
   for (const auto& a : kAlgorithms) {
     if (a.collective == collective) names.emplace_back(a.name);
@@ -309,9 +390,9 @@ std::vector<std::string> algorithm_names(Collective collective) {
 }
 
 Expected<Plan> allreduce_plan(const std::string& algorithm, const Shape& shape, double bytes) {
-  const CollectiveAlgorithm* a = find_algorithm(Collective::kAllreduce, algorithm);
+  const CollectiveAlgorithm* a = find_algorithm(CollectiveOp::kAllreduce, algorithm);
   if (a == nullptr) {
-    return NameRegistry("collective algorithm formula", algorithm_names(Collective::kAllreduce))
+    return NameRegistry("collective algorithm formula", algorithm_names(CollectiveOp::kAllreduce))
         .check(algorithm)
         .error();
   }
@@ -322,16 +403,51 @@ Expected<Plan> allreduce_plan(const std::string& algorithm, const Shape& shape, 
 
 Plan sparse_allgather_plan(const Shape& shape, double local_bytes) {
   Plan plan;
-  if (shape.workers() > 1) sparse_allgather(plan, shape, local_bytes);
+  if (shape.workers() > 1) allgather_chunks(plan, shape, local_bytes);
   return plan;
 }
 
 std::vector<std::string> single_link_algorithms() {
   std::vector<std::string> out;
   for (const auto& a : kAlgorithms) {
-    if (a.collective == Collective::kAllreduce && a.single_link) out.emplace_back(a.name);
+    if (a.collective == CollectiveOp::kAllreduce && a.single_link) out.emplace_back(a.name);
   }
   return out;
 }
 
 }  // namespace dagsgd::model::detail
+
+namespace dagsgd::model {
+namespace {
+
+constexpr std::pair<CollectiveOp, const char*> kOpNames[] = {
+    {CollectiveOp::kAllreduce, "allreduce"}, {CollectiveOp::kReduceScatter, "reduce_scatter"},
+    {CollectiveOp::kAllgather, "allgather"}, {CollectiveOp::kAlltoall, "alltoall"},
+    {CollectiveOp::kBroadcast, "broadcast"}, {CollectiveOp::kReduce, "reduce"},
+    {CollectiveOp::kSendRecv, "sendrecv"},
+};
+
+}  // namespace
+
+const char* collective_op_name(CollectiveOp op) {
+  for (const auto& [o, name] : kOpNames) {
+    if (o == op) return name;
+  }
+  DAGSGD_CHECK(false);  // every enumerator has a name
+  return "";
+}
+
+Expected<CollectiveOp> parse_collective_op(const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& [o, n] : kOpNames) {
+    if (name == n) return o;
+    names.emplace_back(n);
+  }
+  return NameRegistry("collective", std::move(names)).check(name).error();
+}
+
+std::vector<std::string> collective_op_algorithms(CollectiveOp op) {
+  return detail::algorithm_names(op);
+}
+
+}  // namespace dagsgd::model

@@ -27,8 +27,8 @@ namespace {
 std::vector<PhaseTransfers> transfers_of(const std::string& algorithm, const Plan& plan,
                                          const Patterns& pat, const Shape& shape) {
   const CollectiveAlgorithm* a = algorithm == kSparse
-                                     ? find_algorithm(Collective::kAllgather, "ring")
-                                     : find_algorithm(Collective::kAllreduce, algorithm);
+                                     ? find_algorithm(CollectiveOp::kAllgather, "ring")
+                                     : find_algorithm(CollectiveOp::kAllreduce, algorithm);
   DAGSGD_CHECK(a != nullptr);  // every name here came from the cost model
   auto out = a->transfers(plan, pat, shape);
   DAGSGD_CHECK(out.size() == plan.size());
@@ -82,6 +82,66 @@ std::vector<double> burst_wire_bytes(const std::string& algorithm, const Plan& p
 }
 
 }  // namespace detail
+
+namespace {
+
+// The pattern of `key` (an algorithm: the transfers depend on it and the ranks only), made once
+// and kept in `cache`.
+std::shared_ptr<const FlowPattern> pattern_of(
+    std::vector<std::shared_ptr<const FlowPattern>>& cache, const std::string& key,
+    const std::vector<PhaseTransfers>& phases) {
+  for (const auto& known : cache) {
+    if (known->algorithm == key) return known;
+  }
+  auto made = std::make_shared<FlowPattern>();
+  made->algorithm = key;
+  for (std::size_t k = 0; k < phases.size(); ++k) {
+    if (phases[k].steps.empty()) made->phases.emplace_back();
+    for (const auto& step : phases[k].steps) made->phases.push_back(step);
+    // libnbc's root has the sum after the reduction; its broadcast sends are handed to the
+    // transport and complete there while the others still receive.
+    if (key == "binomial" && k + 2 == phases.size()) made->root_phases = made->phases.size();
+  }
+  cache.push_back(made);
+  return made;
+}
+
+// What each pattern phase costs: its fixed part and the bytes of each of its transfers. Under a
+// stack (whose per-collective costs are the plan's first, empty phase) on the stack's links.
+std::vector<FlowPhaseAmount> amounts_of(const Topology& topo, const Plan& plan,
+                                        const std::vector<PhaseTransfers>& phases,
+                                        const std::optional<detail::StackChoice>& stack) {
+  std::vector<FlowPhaseAmount> amounts;
+  for (std::size_t k = 0; k < plan.size(); ++k) {
+    const Phase& ph = plan[k];
+    const bool intra = ph.link == LinkClass::kIntra;
+    const LinkCost& link =
+        stack ? (intra ? stack->intra : stack->inter) : (intra ? topo.intra : topo.inter);
+    const double scale = stack ? (intra ? stack->intra_scale : stack->inter_scale) : 1.0;
+    const std::size_t n = std::max<std::size_t>(1, phases[k].steps.size());
+    const double nd = static_cast<double>(n);
+    if (stack && k == 0) {  // the stack's per-collective costs
+      amounts.push_back({stack->fixed_ns, 0});
+      continue;
+    }
+    if (phases[k].steps.empty()) {  // no transfers: the whole phase is fixed
+      amounts.push_back({detail::phase_cost(ph, link), 0});
+      continue;
+    }
+    const Phase step{ph.link, ph.messages / nd, ph.message_bytes, 0, ph.reduce_bytes / nd};
+    const double fixed = detail::phase_cost(step, link);
+    // The stack's bandwidth limit: each transfer at most its share of the bare link.
+    const LinkCost& bare = intra ? topo.intra : topo.inter;
+    const double cap =
+        scale > 1 && bare.beta_ns_per_byte > 0 ? 1.0 / (bare.beta_ns_per_byte * scale) : 0;
+    for (std::size_t s = 0; s < n; ++s) {
+      amounts.push_back({fixed, ph.wire_bytes / nd * phases[k].share * std::min(scale, 1.0), cap});
+    }
+  }
+  return amounts;
+}
+
+}  // namespace
 
 Expected<CollectiveFlows> CollectiveFlows::make(const Topology& topo, const ExchangeConfig& config,
                                                 std::vector<int> order) {
@@ -141,53 +201,40 @@ FlowPlan CollectiveFlows::plan(std::int64_t elements) const {
     phases.insert(phases.begin(), PhaseTransfers{});
     plan.insert(plan.begin(), Phase{LinkClass::kIntra, 0, 0, 0, 0});
   }
-  // The pattern depends on the algorithm only: make it once.
-  std::shared_ptr<const FlowPattern> pattern;
-  for (const auto& known : patterns_) {
-    if (known->algorithm == algorithm) pattern = known;
+  out.pattern = pattern_of(patterns_, algorithm, phases);
+  out.amounts = amounts_of(topo_, plan, phases, stack);
+  DAGSGD_CHECK(out.amounts.size() == out.pattern->phases.size());
+  return out;
+}
+
+Expected<FlowPlan> CollectiveFlows::plan_collective(CollectiveOp op, const std::string& algorithm,
+                                                    double bytes) const {
+  auto t = collective_time(topo_, op, algorithm, bytes);
+  if (!t) return t.error();
+  const detail::CollectiveAlgorithm* a = detail::find_algorithm(op, algorithm);
+  if (a == nullptr) {
+    return Error{std::string("the flow tier needs a concrete ") + collective_op_name(op) +
+                 " algorithm, not '" + algorithm + "'"};
   }
-  if (!pattern) {
-    auto made = std::make_shared<FlowPattern>();
-    made->algorithm = algorithm;
-    for (std::size_t k = 0; k < phases.size(); ++k) {
-      if (phases[k].steps.empty()) made->phases.emplace_back();
-      for (const auto& step : phases[k].steps) made->phases.push_back(step);
-      // libnbc's root has the sum after the reduction; its broadcast sends are handed to the
-      // transport and complete there while the others still receive.
-      if (algorithm == "binomial" && k + 2 == phases.size())
-        made->root_phases = made->phases.size();
-    }
-    patterns_.push_back(made);
-    pattern = std::move(made);
+  FlowPlan out;
+  out.analytical = *t;
+  const std::string key = std::string(collective_op_name(op)) + ":" + algorithm;
+  const detail::Shape shape{topo_.nodes, topo_.gpus_per_node, 0};
+  Plan plan;
+  if (shape.workers() > 1 && bytes > 0) a->plan(plan, shape, bytes);
+  if (plan.empty()) {  // nothing to move: one empty phase
+    auto pattern = std::make_shared<FlowPattern>();
+    pattern->algorithm = key;
+    pattern->phases.emplace_back();
+    out.pattern = std::move(pattern);
+    out.amounts = {{0, 0}};
+    return out;
   }
-  out.pattern = pattern;
-  for (std::size_t k = 0; k < plan.size(); ++k) {
-    const Phase& ph = plan[k];
-    const bool intra = ph.link == LinkClass::kIntra;
-    const LinkCost& link =
-        stack ? (intra ? stack->intra : stack->inter) : (intra ? topo_.intra : topo_.inter);
-    const double scale = stack ? (intra ? stack->intra_scale : stack->inter_scale) : 1.0;
-    const std::size_t n = std::max<std::size_t>(1, phases[k].steps.size());
-    const double nd = static_cast<double>(n);
-    if (stack && k == 0) {  // the stack's per-collective costs
-      out.amounts.push_back({stack->fixed_ns, 0});
-      continue;
-    }
-    if (phases[k].steps.empty()) {  // no transfers: the whole phase is fixed
-      out.amounts.push_back({detail::phase_cost(ph, link), 0});
-      continue;
-    }
-    const Phase step{ph.link, ph.messages / nd, ph.message_bytes, 0, ph.reduce_bytes / nd};
-    const double fixed = detail::phase_cost(step, link);
-    // The stack's bandwidth limit: each transfer at most its share of the bare link.
-    const LinkCost& bare = intra ? topo_.intra : topo_.inter;
-    const double cap =
-        scale > 1 && bare.beta_ns_per_byte > 0 ? 1.0 / (bare.beta_ns_per_byte * scale) : 0;
-    for (std::size_t s = 0; s < n; ++s) {
-      out.amounts.push_back(
-          {fixed, ph.wire_bytes / nd * phases[k].share * std::min(scale, 1.0), cap});
-    }
-  }
+  const Patterns pat(order_, topo_.gpus_per_node);
+  auto phases = a->transfers(plan, pat, shape);
+  DAGSGD_CHECK(phases.size() == plan.size());
+  out.pattern = pattern_of(patterns_, key, phases);
+  out.amounts = amounts_of(topo_, plan, phases, std::nullopt);
   DAGSGD_CHECK(out.amounts.size() == out.pattern->phases.size());
   return out;
 }

@@ -71,12 +71,10 @@ using PlanFn = void (*)(Plan& plan, const Shape& shape, double bytes);
 using TransfersFn = std::vector<PhaseTransfers> (*)(const Plan& plan, const Patterns& pat,
                                                     const Shape& shape);
 
-enum class Collective { kAllreduce, kAllgather };
-
 // One row of the table of collective algorithms (collective_algorithms.cc): everything the
 // model knows about an algorithm, in one place.
 struct CollectiveAlgorithm {
-  Collective collective;
+  CollectiveOp collective;
   const char* name;
   PlanFn plan;            // the alpha-beta-gamma phases (analytical tier, calibration)
   TransfersFn transfers;  // the point-to-point transfers of each phase (flow tier)
@@ -85,9 +83,9 @@ struct CollectiveAlgorithm {
 };
 
 // The row of `collective` named `name`, or nullptr.
-const CollectiveAlgorithm* find_algorithm(Collective collective, const std::string& name);
+const CollectiveAlgorithm* find_algorithm(CollectiveOp collective, const std::string& name);
 // The names of `collective`'s rows, in table order.
-std::vector<std::string> algorithm_names(Collective collective);
+std::vector<std::string> algorithm_names(CollectiveOp collective);
 
 // The plan of a dense allreduce of `bytes` per worker; `algorithm` is a concrete name (not
 // "auto"). Unknown names list the valid ones.

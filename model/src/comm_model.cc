@@ -446,7 +446,7 @@ Expected<Precision> parse_precision(const std::string& s) {
 int bytes_per_element(Precision p) { return p == Precision::kFp16 ? 2 : 4; }
 
 std::vector<std::string> comm_algorithm_names() {
-  std::vector<std::string> names = detail::algorithm_names(detail::Collective::kAllreduce);
+  std::vector<std::string> names = detail::algorithm_names(CollectiveOp::kAllreduce);
   names.emplace_back(detail::kAuto);
   return names;
 }
@@ -478,8 +478,9 @@ double reduction_ns_per_byte(const GpuSpec& gpu) {
   return gpu.memory_bandwidth > 0 ? 3 * 1e9 / gpu.memory_bandwidth : 0;
 }
 
-Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
-                                                     const ExchangeConfig& config) {
+namespace {
+
+Expected<void> check_topology(const Topology& topo) {
   if (topo.nodes < 1 || topo.gpus_per_node < 1) {
     return Error{"topology needs at least 1 node and 1 GPU per node, got " +
                  std::to_string(topo.nodes) + " x " + std::to_string(topo.gpus_per_node)};
@@ -492,6 +493,60 @@ Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
   }
   DAGSGD_TRY(check_link(topo.intra, "intra-node"));
   DAGSGD_TRY(check_link(topo.inter, "inter-node"));
+  return ok();
+}
+
+}  // namespace
+
+Expected<Nanos> collective_time(const Topology& topo, CollectiveOp op, const std::string& algorithm,
+                                double bytes) {
+  DAGSGD_TRY(check_topology(topo));
+  if (!std::isfinite(bytes) || bytes < 0) {
+    return Error{std::string(collective_op_name(op)) + " of " + std::to_string(bytes) +
+                 " bytes: the size must be finite and >= 0"};
+  }
+  std::vector<std::string> names = collective_op_algorithms(op);
+  if (algorithm != detail::kAuto) {
+    names.emplace_back(detail::kAuto);
+    DAGSGD_TRY(
+        NameRegistry(std::string(collective_op_name(op)) + " algorithm", names).check(algorithm));
+  }
+  const detail::Shape shape{topo.nodes, topo.gpus_per_node, 0};
+  auto cost = [&](const std::string& name) {
+    const detail::CollectiveAlgorithm* a = detail::find_algorithm(op, name);
+    DAGSGD_CHECK(a != nullptr);
+    detail::Plan plan;
+    if (shape.workers() > 1 && bytes > 0) a->plan(plan, shape, bytes);
+    double total = 0;
+    for (const auto& phase : plan) {
+      total += detail::phase_cost(
+          phase, phase.link == detail::LinkClass::kIntra ? topo.intra : topo.inter);
+    }
+    return total;
+  };
+  double best = 0;
+  if (algorithm != detail::kAuto) {
+    best = cost(algorithm);
+  } else if (op == CollectiveOp::kAllreduce) {
+    // As AnalyticalCommModel decides "auto": the cheaper of tree and ring, rings on one node.
+    best = cost("ring");
+    if (topo.nodes > 1) best = std::min(cost("tree"), best);
+  } else {
+    best = cost(names.front());
+    for (const auto& n : names) best = std::min(best, cost(n));
+  }
+  const Nanos t = saturating_nanos(best);
+  if (t >= kMaxDuration) {
+    return Error{std::string(collective_op_name(op)) + " of " + std::to_string(bytes) +
+                 " bytes takes 1e15 ns (11.6 days) or more: out of range; check the fabric's "
+                 "bandwidth and latency"};
+  }
+  return t;
+}
+
+Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
+                                                     const ExchangeConfig& config) {
+  DAGSGD_TRY(check_topology(topo));
   DAGSGD_TRY(collective_algorithms().check(config.algorithm));
   const bool measured = config.algorithm == kMeasuredAlgorithm;
   if (!(config.topk >= 0 && config.topk <= 1)) {

@@ -94,6 +94,26 @@ TEST(FlowTier, AgreesWithTheFormulasWithoutSharing) {
           << c.algorithm << " on " << c.nodes << " x " << c.g << ", " << elements << " elements";
     }
   }
+  // Every other collective's rows too.
+  for (model::CollectiveOp op :
+       {model::CollectiveOp::kReduceScatter, model::CollectiveOp::kAllgather,
+        model::CollectiveOp::kAlltoall, model::CollectiveOp::kBroadcast,
+        model::CollectiveOp::kReduce, model::CollectiveOp::kSendRecv}) {
+    for (const auto& name : model::collective_op_algorithms(op)) {
+      for (const auto& [nodes, g] : {std::pair{8, 1}, std::pair{6, 1}, std::pair{1, 8}}) {
+        const Plain p = plain(nodes, g);
+        const auto f = flows(p, "ring");
+        for (double bytes : {4e3, 1e6, 1e8}) {
+          auto plan = f.plan_collective(op, name, bytes);
+          ASSERT_TRUE(plan.ok()) << plan.error().message;
+          EXPECT_NEAR(isolated_time_ns(*p.cluster, *plan), static_cast<double>(plan->analytical),
+                      1.0)
+              << model::collective_op_name(op) << " " << name << " on " << nodes << " x " << g
+              << ", " << bytes << " bytes";
+        }
+      }
+    }
+  }
   // Top-k's allgather too.
   const Plain p = plain(8, 1);
   const FlowPlan sparse = flows(p, "ring", 0.01).plan(10'000'000);

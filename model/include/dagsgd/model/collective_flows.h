@@ -63,6 +63,11 @@ class CollectiveFlows {
   // top-k allgather when config.topk > 0). Parameter servers on dedicated nodes have no GPU
   // endpoints: their phases are all fixed (the analytical cost).
   FlowPlan plan(std::int64_t elements) const;
+  // The plan of one `op` of `bytes` (CollectiveOp's convention) by `algorithm`, one of
+  // collective_op_algorithms(op) ("auto" is an Error: the flow tier needs the transfers of one
+  // algorithm), on the bare links; `analytical` is collective_time's.
+  Expected<FlowPlan> plan_collective(CollectiveOp op, const std::string& algorithm,
+                                     double bytes) const;
   const CommModel& analytical() const { return *analytical_; }
 
  private:

@@ -138,6 +138,34 @@ const NameRegistry& collective_algorithms();
 // See docs/communication.md.
 double auto_tree_threshold_bytes(const Topology& topo);
 
+// Every collective the model prices. Sizes follow NCCL's (and nccl-tests') convention: the
+// whole vector M, i.e. an all-gather's output, a reduce-scatter's input, the bytes each rank
+// sends in an all-to-all (to itself included), a broadcast's or reduce's buffer, and one
+// point-to-point message for send/recv.
+enum class CollectiveOp {
+  kAllreduce,
+  kReduceScatter,
+  kAllgather,
+  kAlltoall,
+  kBroadcast,
+  kReduce,
+  kSendRecv,
+};
+// "allreduce", "reduce_scatter", "allgather", "alltoall", "broadcast", "reduce", "sendrecv" (the
+// names trace::collective_name gives, plus sendrecv).
+const char* collective_op_name(CollectiveOp op);
+Expected<CollectiveOp> parse_collective_op(const std::string& name);
+// The algorithms the model has for `op` (its rows in model/src/collective_algorithms.cc).
+std::vector<std::string> collective_op_algorithms(CollectiveOp op);
+
+// The time of one `op` of `bytes` (the convention above) over `topo`'s workers on the bare
+// links, by the formula of `algorithm`: one of collective_op_algorithms(op), or "auto" for the
+// cheapest of them at this size (ties: the first). Allreduce's formulas are
+// make_comm_model's without a stack. Unknown names list the valid ones; a time out of range
+// is an Error.
+Expected<Nanos> collective_time(const Topology& topo, CollectiveOp op, const std::string& algorithm,
+                                double bytes);
+
 // The reduction cost of a GPU summing in its memory: read two operands and write one per
 // element, so 3 bytes of memory traffic per byte reduced (a gamma for LinkCost).
 double reduction_ns_per_byte(const GpuSpec& gpu);
