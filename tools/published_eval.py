@@ -6,12 +6,16 @@ every end-to-end point this builds the matching `dagsgd predict ... --json` comm
 `--step-time` from the source's single-GPU reference of the same model, framework and batch,
 runs it, and compares the predicted throughput with the published one. Each point is predicted
 with the software stack its framework and collective library imply (STACK_RULES; --no-stacks for
-the bare formulas). Points the tool cannot express are listed as skipped with the reason.
+the bare formulas), on the bundled node type of its machine where the machine is one (TOPOLOGIES;
+--no-topologies for the two fabrics alone), with dagsgd's effects around the wire on
+(docs/gpu-effects.md; --no-effects LIST leaves some out). Points the tool cannot express are
+listed as skipped with the reason.
 Python 3 standard library only.
 
 Usage: tools/published_eval.py [--dagsgd BIN] [--json OUT] [--markdown] [--validate-only]
                                [--source ID ...] [--jobs N] [--data DIR] [--no-stacks]
-                               [--no-input-pipelines]
+                               [--no-input-pipelines] [--no-effects LIST]
+                               [--no-topologies]
 Exit: 0 when every point was predicted or skipped with a reason, 1 when a dagsgd run failed,
 2 on a bad data file (one line naming the file and the place).
 """
@@ -78,6 +82,19 @@ STACK_RULES = (
 # Sources measured before the stacks' libraries existed or without a library stack to express
 # (TensorFlow 1.1 parameter servers, NCCL 1 inside TensorFlow) keep the bare formulas.
 NO_STACK_SOURCES = ("tf-benchmarks-2017",)
+# The bundled node type (datasets/topologies/) of each setup whose machine is one, as a user
+# would name it: collectives then run on its links (the flow-level tier). Setups left out and
+# why: DLPerf's servers are V100 SXM2 in a hybrid cube mesh but with one HCA and Xeon Gold
+# sockets (not a DGX-1's four NICs and Broadwells); DeepOps' DGX-1s ran on two added ConnectX-5
+# RoCE ports per node, not the DGX-1's four EDR NICs; the DGX-1 of 2017 has P100s on NVLink 1
+# (the bundled DGX-1 is the V100 one); no DGX-2 node type is bundled; the K80 clouds and Uber's
+# servers do not state their PCIe layout.
+TOPOLOGIES = {
+    ("nvidia-dle", "dgx1v-16g"): "dgx1-v100",
+    ("nvidia-dle", "dgx1v-32g"): "dgx1-v100",
+    ("nvidia-dle", "dgxa100-80g"): "dgx-a100",
+    ("nvidia-dle", "dgxa100-40g"): "dgx-a100",
+}
 
 
 def stack_for(source, p):
@@ -290,7 +307,8 @@ def validate(path, doc, catalog):
     return by_id
 
 
-def predict_command(binary, p, setup, ref, stack=None, pipelines=None):
+def predict_command(binary, p, setup, ref, stack=None, pipelines=None, no_effects=None,
+                    topology=None):
     """The dagsgd predict arguments for one end-to-end point, or (None, reason)."""
     if "not_expressible" in p:
         return None, p["not_expressible"]
@@ -326,6 +344,10 @@ def predict_command(binary, p, setup, ref, stack=None, pipelines=None):
         # What the node's cores decode and augment per second, shared by its GPUs.
         rate = pipelines[p["input_pipeline"]] * setup["cpu_cores_per_node"]
         cmd += ["--input-rate", f"{rate:.9g}"]
+    if no_effects:
+        cmd += ["--no-effects", no_effects]
+    if topology:
+        cmd += ["--topology", topology]
     return cmd, None
 
 
@@ -347,7 +369,8 @@ def link_class(p, setup):
     return p.get("intra", setup.get("intra")) or "?"
 
 
-def evaluate(files, binary, jobs, catalog, validate_only, data, stacks=True, pipelines=True):
+def evaluate(files, binary, jobs, catalog, validate_only, data, stacks=True, pipelines=True,
+             no_effects=None, topologies=True):
     rows, micro = [], {}
     work = []
     for path in files:
@@ -375,8 +398,11 @@ def evaluate(files, binary, jobs, catalog, validate_only, data, stacks=True, pip
             row["stack"] = stack
             row["stack_reason"] = why
             row["input_pipeline"] = p.get("input_pipeline")
+            topology = TOPOLOGIES.get((sid, p["setup"])) if topologies else None
+            row["topology"] = topology
             cmd, reason = predict_command(binary, p, setup, ref, stack,
-                                          catalog[3] if pipelines else None)
+                                          catalog[3] if pipelines else None, no_effects,
+                                          topology)
             if cmd is None:
                 row["skipped"] = reason
             else:
@@ -400,6 +426,7 @@ def evaluate(files, binary, jobs, catalog, validate_only, data, stacks=True, pip
                 out["breakdown"]["comm_exposed"] / out["iteration_time_s"], 4)
             row["algorithm_used"] = out.get("algorithm")
             row["groups"] = len(out.get("groups") or [])
+            row["effects_s"] = {k: v["time_s"] for k, v in (out.get("effects") or {}).items()}
     return rows, micro, failures
 
 
@@ -420,7 +447,8 @@ def summarize(rows, key):
 
 SUMMARIES = (("source", lambda r: r["source"]), ("link", lambda r: r["link"]),
              ("stack", lambda r: r.get("stack") or "-"), ("model", lambda r: r["model"]),
-             ("GPUs", lambda r: r["gpus"]))
+             ("GPUs", lambda r: r["gpus"]),
+             ("nodes", lambda r: "single-node" if r["nodes"] == 1 else "multi-node"))
 
 
 def pct(x):
@@ -492,6 +520,12 @@ def main():
                     help="predict every point without a software stack (the bare formulas)")
     ap.add_argument("--no-input-pipelines", action="store_true",
                     help="predict without the points' input pipelines (no --input-rate)")
+    ap.add_argument("--no-topologies", action="store_true",
+                    help="predict without the bundled node types of the machines that are one "
+                         "(the two-fabric formulas)")
+    ap.add_argument("--no-effects", metavar="LIST",
+                    help="predict with these effects around the wire left out (dagsgd predict "
+                         "--no-effects; docs/gpu-effects.md)")
     args = ap.parse_args()
     binary = args.dagsgd or default_binary()
     if not args.validate_only and (binary is None or not os.access(binary, os.X_OK)):
@@ -502,7 +536,9 @@ def main():
         files = source_files(args.data, args.source)
         rows, micro, failures = evaluate(files, binary, args.jobs, catalog, args.validate_only,
                                          args.data, stacks=not args.no_stacks,
-                                         pipelines=not args.no_input_pipelines)
+                                         pipelines=not args.no_input_pipelines,
+                                         no_effects=args.no_effects,
+                                         topologies=not args.no_topologies)
     except DataError as e:
         print(f"published_eval: {e}", file=sys.stderr)
         return 2
@@ -522,6 +558,8 @@ def main():
         out = {"rows": rows,
                "stacks": not args.no_stacks,
                "input_pipelines": not args.no_input_pipelines,
+               "effects_off": args.no_effects or "",
+               "topologies": not args.no_topologies,
                "summary": {k.lower(): summarize(rows, f) for k, f in SUMMARIES},
                "overall": summarize(rows, lambda r: "all"),
                "microbenchmark_points": micro}

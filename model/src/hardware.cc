@@ -22,8 +22,8 @@ using Json = nlohmann::json;
 constexpr double kBytesPerSecPerGBps = 1e9;
 constexpr double kFlopsPerTflops = 1e12;
 
-const std::vector<std::string> kGpuFields = {"name",        "description",         "fp32_tflops",
-                                             "fp16_tflops", "memory_gbytes_per_s", "source"};
+const std::vector<std::string> kGpuFields = {
+    "name", "description", "fp32_tflops", "fp16_tflops", "memory_gbytes_per_s", "device", "source"};
 const std::vector<std::string> kFabricFields = {"name",
                                                 "description",
                                                 "scope",
@@ -150,6 +150,13 @@ Expected<GpuSpec> parse_gpu(const Json& j) {
     auto value = row.number(key, true, kMinRate, hi, unit);
     DAGSGD_TRY(value);
     (*g).*field = *value * scale;
+  }
+  if (j.contains("device")) {
+    const Json& d = j["device"];
+    if (d != "gpu" && d != "cpu") {
+      return Error{"'device' must be \"gpu\" or \"cpu\", got " + short_dump(d)};
+    }
+    g->cpu = d == "cpu";
   }
   return g;
 }

@@ -37,8 +37,9 @@ const std::vector<std::string> kLibraryFields = {"kind",           "name",
                                                  "algorithms",     "one_node_algorithms",
                                                  "protocols"};
 const std::vector<std::string> kFrameworkFields = {
-    "name",     "call",        "grouping",       "per_collective_us",
-    "cycle_ms", "negotiation", "host_copy_gbps", "mixed_precision_gradient_bytes"};
+    "name",          "call",           "grouping",       "per_collective_us",
+    "cycle_ms",      "negotiation",    "host_copy_gbps", "mixed_precision_gradient_bytes",
+    "copy_in_bytes", "copy_back_bytes"};
 const std::vector<std::string> kKinds = {"mpi", "nccl"};
 const std::vector<std::string> kCalls = {"allreduce", "iallreduce", "iallreduce_in_place"};
 
@@ -599,6 +600,13 @@ Expected<StackSpec> build(const Merged& m) {
       return fw.error("mixed_precision_gradient_bytes", "'value' must be 0, 2 or 4");
     }
     f.mixed_precision_gradient_bytes = static_cast<int>(*mixed);
+    // At most a read and a write of an 8-byte element each way, twice over.
+    for (auto [key, field] : {std::pair{"copy_in_bytes", &FrameworkSpec::copy_in_bytes},
+                              {"copy_back_bytes", &FrameworkSpec::copy_back_bytes}}) {
+      auto bytes = fw.number(key, out, 0, 32, 0);
+      if (!bytes) return bytes.error();
+      f.*field = *bytes;
+    }
     out.framework = std::move(f);
   }
   if (auto v = validate_stack(out); !v) {

@@ -127,6 +127,12 @@ std::string stack_to_json(const StackSpec& s) {
                                     "framework.host_copy_gbps");
     fw["mixed_precision_gradient_bytes"] =
         constant(f.mixed_precision_gradient_bytes, s, "framework.mixed_precision_gradient_bytes");
+    // Only where the framework copies: files written before the field existed stay the same.
+    if (f.copy_in_bytes > 0 || f.copy_back_bytes > 0) {
+      fw["copy_in_bytes"] = constant(human_number(f.copy_in_bytes), s, "framework.copy_in_bytes");
+      fw["copy_back_bytes"] =
+          constant(human_number(f.copy_back_bytes), s, "framework.copy_back_bytes");
+    }
     j["framework"] = std::move(fw);
   }
   return j.dump(2);

@@ -42,6 +42,12 @@ nlohmann::ordered_json detail::critical_path_json(const sim::PredictResult& r) {
   return {{"tasks", r.critical_path_tasks}, {"composition_s", cp}};
 }
 
+nlohmann::ordered_json detail::effects_json(const sim::PredictResult& r) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& e : r.effects) j[e.effect] = {{"time_s", secs(e.time)}, {"detail", e.detail}};
+  return j;
+}
+
 nlohmann::ordered_json detail::what_if_json(const sim::PredictResult& r) {
   return {{"comm_free_iteration_time_s", secs(r.if_comm_free)},
           {"double_bandwidth_iteration_time_s", secs(r.if_double_bandwidth)}};
@@ -69,6 +75,13 @@ std::string predict_text(const sim::Description& scenario, const sim::PredictRes
   out += "  io             " + ms_share(b.io, r.iteration) + "\n";
   out += "  h2d            " + ms_share(b.h2d, r.iteration) + "\n";
   out += "  idle           " + ms_share(b.idle, r.iteration) + "\n";
+  if (!r.effects.empty()) {
+    out += "\nAround the wire (added to each worker's compute, docs/gpu-effects.md)\n";
+    for (const auto& e : r.effects) {
+      out += "  " + e.effect + std::string(15 - std::min<std::size_t>(e.effect.size(), 14), ' ') +
+             ms_share(e.time, r.iteration) + "  " + e.detail + "\n";
+    }
+  }
   out += "\nCritical path (" + std::to_string(r.critical_path_tasks) + " tasks)\n";
   for (const auto& p : r.critical_path) {
     out += "  " + p.phase + std::string(15 - std::min<std::size_t>(p.phase.size(), 14), ' ') +
@@ -102,6 +115,7 @@ std::string predict_json(const sim::Description& scenario, const sim::PredictRes
                     {"io", secs(b.io)},
                     {"h2d", secs(b.h2d)},
                     {"idle", secs(b.idle)}};
+  j["effects"] = detail::effects_json(r);
   j["critical_path"] = detail::critical_path_json(r);
   j["bound"] = r.bound;
   j["bottleneck"] = r.bottleneck;

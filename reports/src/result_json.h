@@ -16,6 +16,8 @@ inline double round6(double v) { return std::round(v * 1e6) / 1e6; }
 void put_headline(nlohmann::ordered_json& j, const sim::PredictResult& r);
 // {"tasks", "composition_s"}: the critical path's tasks and its time per phase.
 nlohmann::ordered_json critical_path_json(const sim::PredictResult& r);
+// {effect: {"time_s", "detail"}}: what each effect around the wire adds (docs/gpu-effects.md).
+nlohmann::ordered_json effects_json(const sim::PredictResult& r);
 // The iteration time without communication and with twice the bandwidth.
 nlohmann::ordered_json what_if_json(const sim::PredictResult& r);
 

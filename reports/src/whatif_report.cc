@@ -88,6 +88,9 @@ std::string whatif_command(const std::string& run, const sim::NetworkSpec& n,
     if (n.io_time_s > 0) c += " --io-time " + model::num(n.io_time_s);
     if (!n.prefetch) c += " --prefetch off";
     if (n.sync != "bsp") c += " --sync " + n.sync;
+    if (!n.effects_file.empty()) c += " --effects " + n.effects_file;
+    if (n.noise_cv >= 0) c += " --noise-cv " + model::num(n.noise_cv);
+    if (!n.effects_off.empty()) c += " --no-effects " + n.effects_off;
   }
   if (!fabric_file.empty()) c += " --fabric-file " + fabric_file;
   if (!g.stack.empty()) c += " --stack " + g.stack;

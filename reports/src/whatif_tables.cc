@@ -158,6 +158,7 @@ Json scenario_json(const WhatifReport& report, std::size_t i) {
                     {"h2d", secs(b.h2d)},
                     {"update", secs(b.update)},
                     {"idle", secs(b.idle)}};
+  j["effects"] = effects_json(r);
   j["critical_path"] = critical_path_json(r);
   j["bound"] = r.bound;
   j["bottleneck"] = sim::point_label(report.grid, sc) + ": " + r.bottleneck;

@@ -9,6 +9,7 @@
 #include "dagsgd/model/check.h"
 #include "dagsgd/model/collective_flows.h"
 #include "dagsgd/model/format.h"
+#include "dagsgd/model/job_effects.h"
 #include "dagsgd/sim/engine.h"
 #include "dagsgd/sim/flow_network.h"
 
@@ -36,6 +37,74 @@ struct FlowTier {
   double bandwidth_scale = 1;
 };
 
+// Forward and backward times times `factor` (the expected slowest rank's over the mean): before
+// the groups are made, since bucketing and fusion follow backward's timing.
+void scale_compute(std::vector<model::LayerTime>& layers, double factor) {
+  if (factor == 1) return;
+  for (auto& l : layers) {
+    l.forward = std::llround(static_cast<double>(l.forward) * factor);
+    l.backward = std::llround(static_cast<double>(l.backward) * factor);
+  }
+}
+
+// The expected slowest worker's compute over the mean. Under EASGD the workers meet every tau
+// iterations: the slowest of the sums of tau draws (std cv sqrt(tau)) is waited for once per
+// tau iterations, so each iteration pays cv / sqrt(tau) of it.
+double straggler_factor(const PredictRequest& req, int workers) {
+  const double tau = req.easgd ? req.easgd->tau : 1;
+  return model::straggler_factor(req.noise_cv / std::sqrt(tau), workers);
+}
+
+// Time to move `bytes` through GPU memory at the request's memory bandwidth.
+Nanos memory_time(double bytes, const PredictRequest& req) {
+  return std::llround(bytes / req.memory_bandwidth * 1e9);
+}
+
+// Framework copies on the compute stream: each gradient into its bucket as its backward ends,
+// the reduced buckets back into the gradients after the collectives, before the update.
+void add_copies(std::vector<model::LayerTime>& layers, Nanos& update, const PredictRequest& req) {
+  if (req.memory_bandwidth <= 0) return;
+  std::int64_t elements = 0;
+  for (auto& l : layers) {
+    l.backward += memory_time(static_cast<double>(l.param_elements) * req.copy_in_bytes, req);
+    elements += l.param_elements;
+  }
+  update += memory_time(static_cast<double>(elements) * req.copy_back_bytes, req);
+}
+
+// The effects that are on and what each adds to a worker's iteration compute.
+std::vector<EffectCost> effect_costs(const PredictRequest& req, int workers) {
+  std::vector<EffectCost> out;
+  if (req.noise_cv > 0 && workers > 1) {
+    std::vector<model::LayerTime> scaled = req.layers;
+    const double factor = straggler_factor(req, workers);
+    scale_compute(scaled, factor);
+    Nanos added = 0;
+    for (std::size_t l = 0; l < scaled.size(); ++l) {
+      added +=
+          scaled[l].forward + scaled[l].backward - req.layers[l].forward - req.layers[l].backward;
+    }
+    out.push_back({"stragglers", added,
+                   "the slowest of " + std::to_string(workers) + " ranks at compute cv " +
+                       model::fmt("%.2f%%", 100 * req.noise_cv) + ": forward and backward x" +
+                       model::fmt("%.4f", factor)});
+  }
+  if (req.memory_bandwidth > 0 && workers > 1 && req.copy_in_bytes + req.copy_back_bytes > 0) {
+    std::vector<model::LayerTime> copied = req.layers;
+    Nanos update = 0;
+    add_copies(copied, update, req);
+    Nanos added = update;
+    for (std::size_t l = 0; l < copied.size(); ++l) {
+      added += copied[l].backward - req.layers[l].backward;
+    }
+    out.push_back({"copies", added,
+                   "gradients into the buckets and back, " + model::num(req.copy_in_bytes) + " + " +
+                       model::num(req.copy_back_bytes) + " bytes per element at " +
+                       model::num(req.memory_bandwidth / 1e9) + " GB/s of GPU memory"});
+  }
+  return out;
+}
+
 // One simulation of the job's S-SGD DAG in its compact form, through the engine and result
 // buffers that predict's runs share.
 struct Simulator {
@@ -48,12 +117,14 @@ model::Expected<Run> simulate_once(Simulator& sim, const PredictRequest& req, in
                                    bool keep_timeline = false, const FlowTier* flow = nullptr) {
   model::SsgdConfig c;
   c.layers = req.layers;
+  scale_compute(c.layers, straggler_factor(req, workers));
   c.workers = workers;
   c.iterations = req.iterations;
   c.prefetch = req.prefetch;
   c.io = req.io;
   c.h2d = req.h2d;
   c.update = req.update;
+  if (workers > 1) add_copies(c.layers, c.update, req);
   if (with_comm && workers > 1) c.groups = model::make_groups(c.layers, req.overlap, comm);
   // Sizes and times from input: an Error before any memory is spent on the DAG.
   DAGSGD_TRY(model::check_ssgd_config(c, /*compact=*/true));
@@ -205,6 +276,7 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
     out.algorithm = cm.algorithm_for(largest->elements);
   }
   out.single_gpu_iteration = single->analysis.time();
+  out.effects = effect_costs(req, workers);
   out.throughput = static_cast<double>(req.batch) * workers / model::to_seconds(out.iteration);
   out.speedup = static_cast<double>(workers) * static_cast<double>(out.single_gpu_iteration) /
                 static_cast<double>(out.iteration);
@@ -251,6 +323,17 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
                         " of the iteration (free communication would be " +
                         times_faster(out.iteration, out.if_comm_free) + ")";
     }
+  }
+  if (!out.effects.empty()) {
+    std::string around;
+    for (const EffectCost& e : out.effects) {
+      const std::string what = e.effect == "stragglers"
+                                   ? "stragglers at " + std::to_string(workers) + " GPUs"
+                                   : "framework " + e.effect;
+      around += (around.empty() ? "" : ", ") + what + " " +
+                model::fmt("%.2f ms", model::to_millis(e.time));
+    }
+    out.bottleneck += "; around the wire: " + around;
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "dagsgd/model/format.h"
+#include "dagsgd/model/job_effects.h"
 
 namespace dagsgd::sim {
 
@@ -274,7 +275,39 @@ Expected<std::unique_ptr<NetworkWorkload>> NetworkWorkload::resolve(const Networ
     if (!profile) return profile.error();
     w->profile_ = std::move(*profile);
   }
+  DAGSGD_TRY(w->resolve_effects());
   return w;
+}
+
+// The compute noise: the flag's, else the effects file's, else for a GPU the bundled
+// measurement; a CPU node gets only what was measured for it (docs/gpu-effects.md).
+Expected<void> NetworkWorkload::resolve_effects() {
+  auto off = model::parse_effects_off(spec_.effects_off);
+  if (!off) return model::with_context("effects switched off", off.error());
+  std::optional<model::JobEffects> file;
+  if (!spec_.effects_file.empty()) {
+    auto loaded = model::load_job_effects(spec_.effects_file);
+    if (!loaded) return loaded.error();
+    file = std::move(*loaded);
+  }
+  if (spec_.noise_cv >= 0) {
+    if (!(spec_.noise_cv <= 1)) return Error{"noise cv: must be from 0 to 1"};
+    noise_cv_ = spec_.noise_cv;
+    noise_from_ = "given";
+  } else if (file && file->noise) {
+    noise_cv_ = file->noise->iteration_cv;
+    noise_from_ = "measured in " + spec_.effects_file;
+  } else if (!gpu_.cpu) {
+    auto bundled = model::load_default_job_effects();
+    if (!bundled) return bundled.error();
+    if (bundled->noise) noise_cv_ = bundled->noise->iteration_cv;
+    noise_from_ = "measured on real traces, datasets/hardware/job_effects.json";
+  }
+  if (!off->stragglers) {
+    noise_cv_ = 0;
+    noise_from_ = "switched off";
+  }
+  return model::ok();
 }
 
 Expected<PredictRequest> NetworkWorkload::request(const Scenario& s) const {
@@ -289,6 +322,16 @@ Expected<PredictRequest> NetworkWorkload::request(const Scenario& s) const {
   r.exchange.topk = s.exchange.topk;
   r.exchange.stack = s.exchange.stack;
   r.easgd = easgd_;
+  r.noise_cv = noise_cv_;
+  // Framework copies: what the stack's framework copies around its buckets, on a GPU.
+  const auto effects = model::parse_effects_off(spec_.effects_off);  // checked by resolve
+  const auto* framework =
+      s.exchange.stack && s.exchange.stack->framework ? &*s.exchange.stack->framework : nullptr;
+  if (framework != nullptr && !gpu_.cpu && effects.ok() && effects->copies) {
+    r.copy_in_bytes = framework->copy_in_bytes;
+    r.copy_back_bytes = framework->copy_back_bytes;
+    r.memory_bandwidth = gpu_.memory_bandwidth;
+  }
   r.topology = s.hardware.topology();
   r.cluster = s.hardware.cluster;
   const double peak = precision == model::Precision::kFp16 ? gpu_.fp16_flops : gpu_.fp32_flops;
@@ -365,6 +408,17 @@ Description NetworkWorkload::describe(const Scenario& s) const {
       {"prefetch", spec_.prefetch ? "on" : "off"},
       {"compute", compute},
   };
+  if (noise_cv_ > 0) {
+    d.push_back({"stragglers", "per-rank compute cv " + model::fmt("%.2f%%", 100 * noise_cv_) +
+                                   " (" + noise_from_ + ")"});
+  } else if (!noise_from_.empty()) {
+    d.push_back({"stragglers", noise_from_ == "given" ? "none (cv 0)" : noise_from_});
+  }
+  if (auto r = request(s); r && r->memory_bandwidth > 0) {
+    d.push_back({"framework copies", num(r->copy_in_bytes) + " + " + num(r->copy_back_bytes) +
+                                         " bytes per gradient element at " +
+                                         num(r->memory_bandwidth / 1e9) + " GB/s"});
+  }
   if (spec_.input_rate > 0) {
     d.push_back({"input", "at most " + num(spec_.input_rate) + " samples/s per node (" +
                               num(spec_.input_rate / h.gpus_per_node) + " per GPU)"});

@@ -300,6 +300,9 @@ std::string result_to_wire(const PredictResult& r) {
     links.push_back({l.link, l.kind, l.busy, l.utilization, l.gigabytes});
   }
   j["links"] = links;
+  nlohmann::json effects = nlohmann::json::array();
+  for (const auto& e : r.effects) effects.push_back({e.effect, e.time, e.detail});
+  j["effects"] = effects;
   return j.dump();
 }
 
@@ -352,6 +355,10 @@ Expected<PredictResult> result_from_wire(const std::string& text) {
       r.busiest_links.push_back({l.at(0).get<std::string>(), l.at(1).get<std::string>(),
                                  l.at(2).get<double>(), l.at(3).get<double>(),
                                  l.at(4).get<double>()});
+    }
+    for (const auto& e : j.at("effects")) {
+      r.effects.push_back(
+          {e.at(0).get<std::string>(), e.at(1).get<Nanos>(), e.at(2).get<std::string>()});
     }
     return r;
   } catch (const nlohmann::json::exception& e) {

@@ -42,10 +42,15 @@ TEST(Stack, BaseFieldsAreInheritedAndOverridden) {
   EXPECT_TRUE(contains(ddp->source_of("framework.grouping"), "bucket_cap_mb"));
   // Inherited from nccl-2.7-ib, with its source.
   EXPECT_TRUE(contains(ddp->source_of("library.algorithms"), "tuning.cc"));
+  // DDP's copies into its buckets and back (docs/gpu-effects.md), from reducer.cpp.
+  EXPECT_EQ(ddp->framework->copy_in_bytes, 8);
+  EXPECT_EQ(ddp->framework->copy_back_bytes, 8);
+  EXPECT_TRUE(contains(ddp->source_of("framework.copy_in_bytes"), "reducer.cpp"));
 }
 
 TEST(Stack, JsonRoundTrips) {
-  for (const char* name : {"openmpi-4.1-tcp", "horovod-0.19-nccl-2.7-ib", "nccl-2.0-socket"}) {
+  for (const char* name : {"openmpi-4.1-tcp", "horovod-0.19-nccl-2.7-ib", "nccl-2.0-socket",
+                           "pytorch-ddp-nccl-2.7-ib"}) {
     auto s = load_stack(name);
     ASSERT_TRUE(s.ok()) << s.error().message;
     auto back = parse_stack_json(stack_to_json(*s), "roundtrip.json");

@@ -69,6 +69,32 @@ TEST(PredictCli, TextSaysWhatLimitsTheIteration) {
   EXPECT_NE(r.out.find("Critical path"), std::string::npos);
 }
 
+// Effects around the wire (docs/gpu-effects.md): on by default for GPUs, each a JSON entry,
+// switched off by name; a bad job-effects file names the file and the key.
+TEST(PredictCli, EffectsAreOnByDefaultAndSwitchable) {
+  auto on = run_cli(kScenario + " --json");
+  ASSERT_EQ(on.code, 0) << on.err;
+  auto j = nlohmann::json::parse(on.out);
+  ASSERT_TRUE(j["effects"].contains("stragglers")) << on.out;
+  EXPECT_GT(j["effects"]["stragglers"]["time_s"].get<double>(), 0);
+  auto off = nlohmann::json::parse(run_cli(kScenario + " --no-effects stragglers --json").out);
+  EXPECT_TRUE(off["effects"].empty());
+  EXPECT_LT(off["iteration_time_s"].get<double>(), j["iteration_time_s"].get<double>());
+  auto cv0 = nlohmann::json::parse(run_cli(kScenario + " --noise-cv 0 --json").out);
+  EXPECT_EQ(cv0["iteration_time_s"], off["iteration_time_s"]);
+  auto bad = run_cli(kScenario + " --no-effects sunspots");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("unknown effect 'sunspots'"), std::string::npos) << bad.err;
+  const std::string file = ::testing::TempDir() + "/" + std::to_string(::getpid()) + "-fx.json";
+  std::ofstream(file) << R"({"format": "dagsgd-job-effects", "version": 1,
+                            "noise": {"iteration_cv": 2}})";
+  auto range = run_cli(kScenario + " --effects " + file);
+  EXPECT_EQ(range.code, 2);
+  EXPECT_NE(range.err.find("'noise.iteration_cv'"), std::string::npos) << range.err;
+  EXPECT_NE(range.err.find(file), std::string::npos) << range.err;
+  std::filesystem::remove(file);
+}
+
 TEST(PredictCli, StepTimeScalesComputeOnOneGpu) {
   auto r = run_cli("predict --network resnet50 --batch 64 --gpu v100 --step-time 0.2529 --json");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -129,8 +155,9 @@ TEST(PredictCli, SparsityAndElasticAveragingCutCommunication) {
   auto sparse = nlohmann::json::parse(topk.out);
   EXPECT_LT(sparse["breakdown"]["comm_total"].get<double>(),
             dense["breakdown"]["comm_total"].get<double>() / 2);
-  // EASGD every 4 iterations: a quarter of one whole-model exchange per iteration, no overlap.
-  auto e = run_cli(kScenario + " --sync easgd:4,0.5 --json");
+  // EASGD every 4 iterations: a quarter of one whole-model exchange per iteration, no overlap
+  // (and no stragglers, which the workers' meetings would add: docs/gpu-effects.md).
+  auto e = run_cli(kScenario + " --sync easgd:4,0.5 --no-effects stragglers --json");
   ASSERT_EQ(e.code, 0) << e.err;
   auto easgd = nlohmann::json::parse(e.out);
   const double comm = easgd["breakdown"]["comm_total"].get<double>();

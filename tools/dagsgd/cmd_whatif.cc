@@ -72,9 +72,10 @@ model::Expected<std::unique_ptr<sim::Workload>> load_workload(const WhatifOption
     if (!w) return w.error();
     return std::unique_ptr<sim::Workload>(std::move(*w));
   }
-  DAGSGD_TRY(f.refuse({"--gpu", "--step-time", "--layer-profile", "--sync", "--io-time",
-                       "--input-rate", "--prefetch", "--iterations"},
-                      " describes a network spec; a traced run keeps what it measured"));
+  DAGSGD_TRY(
+      f.refuse({"--gpu", "--step-time", "--layer-profile", "--sync", "--io-time", "--input-rate",
+                "--prefetch", "--iterations", "--effects", "--noise-cv", "--no-effects"},
+               " describes a network spec; a traced run keeps what it measured"));
   DAGSGD_TRY(f.refuse({"--overlap", "--precision", "--topk"},
                       ": a traced run keeps its own overlap, precision and sparsity; sweep them "
                       "with --network"));

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "command.h"
+#include "dagsgd/model/job_effects.h"
 
 namespace dagsgd::tools {
 
@@ -48,6 +49,18 @@ void add_network_flags(CLI::App& app, sim::NetworkSpec& n, ScenarioUse use) {
   app.add_option("--iterations", n.iterations, "Iterations to simulate (the last is reported)")
       ->check(whole_number(2, 1000))
       ->capture_default_str();
+  // Effects around the wire, on by default for GPU ranks (docs/gpu-effects.md).
+  app.add_option("--effects", n.effects_file,
+                 "Job-effects file ('dagsgd analyze --effects-out'): its measured compute noise "
+                 "replaces the bundled one")
+      ->check(CLI::ExistingFile);
+  app.add_option("--noise-cv", n.noise_cv,
+                 "Per-rank, per-iteration compute noise (std / mean, 0 to 1): each iteration "
+                 "waits for the slowest rank (default: --effects', else the bundled measurement "
+                 "for a GPU, none for a CPU node)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--no-effects", n.effects_off,
+                 "Effects around the wire to leave out, comma-separated: " + model::effect_names());
 }
 
 }  // namespace

@@ -97,6 +97,12 @@ struct FrameworkSpec {
   // Bytes per gradient element on the wire when the compute runs in fp16 (mixed precision keeps
   // fp32 gradients in some frameworks); 0: as the scenario's precision.
   int mixed_precision_gradient_bytes = 0;
+  // GPU memory traffic per gradient element the framework adds around each bucket, on the
+  // compute stream (docs/gpu-effects.md, "Framework copies"): bytes read and written copying
+  // each gradient into its bucket's flat buffer as it becomes ready, and `copy_back_bytes`
+  // copying the reduced bucket back into the gradients after the collectives (0: none).
+  double copy_in_bytes = 0;
+  double copy_back_bytes = 0;
   bool operator==(const FrameworkSpec&) const = default;
 };
 

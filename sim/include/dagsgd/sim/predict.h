@@ -39,6 +39,16 @@ struct PredictRequest {
   // the workers), sharing them; nullptr: the analytical tier prices each collective alone.
   // `topology` still prices the fixed parts (startup latencies, reduction).
   std::shared_ptr<const model::ClusterTopology> cluster;
+  // Stragglers (docs/gpu-effects.md): the coefficient of variation of each rank's iteration
+  // compute. Every iteration waits for the slowest rank, so forward and backward take the
+  // expected maximum of the workers' independent normal draws; 0: none (CPU ranks, or off).
+  double noise_cv = 0;
+  // Framework copies (docs/gpu-effects.md): GPU memory bytes per gradient element copied into
+  // the buckets during backward and back after the collectives, at `memory_bandwidth` (bytes/s)
+  // on the compute stream; 0: none (one GPU, CPU ranks, or off).
+  double copy_in_bytes = 0;
+  double copy_back_bytes = 0;
+  double memory_bandwidth = 0;
 };
 
 // One task of the reported iteration, for drawing timelines; times from the iteration's start
@@ -54,6 +64,14 @@ struct TimelineSpan {
 struct PhaseShare {
   std::string phase;  // io, h2d, forward, backward, comm, update, wait
   model::Nanos time = 0;
+};
+
+// What the job pays around the wire for one effect (docs/gpu-effects.md): the time it adds to a
+// worker's iteration compute, and how it was priced.
+struct EffectCost {
+  std::string effect;  // stragglers, copies
+  model::Nanos time = 0;
+  std::string detail;
 };
 
 struct PredictResult {
@@ -77,6 +95,7 @@ struct PredictResult {
   std::vector<TimelineSpan> timeline;      // the reported iteration, when keep_timeline
   std::string network_model = "analytic";  // "flow" with a cluster
   std::vector<LinkUse> busiest_links;      // flow tier: the busiest links, busiest first
+  std::vector<EffectCost> effects;         // each effect that is on, in a fixed order
 };
 
 // Builds and simulates the DAG with every worker present (no symmetry shortcut).

@@ -139,6 +139,13 @@ struct NetworkSpec {
   double input_rate = 0;
   int iterations = 3;        // simulated; the last is reported
   std::string sync = "bsp";  // or easgd:TAU,ALPHA
+  // Effects around the wire on GPU ranks (docs/gpu-effects.md): a job-effects file that stands
+  // in for the bundled measurement, the compute noise (a cv >= 0; < 0: the file's, else the
+  // bundled one for a GPU, none for a CPU node), and the effects switched off (names,
+  // comma-separated).
+  std::string effects_file;
+  double noise_cv = -1;
+  std::string effects_off;
 };
 
 class NetworkWorkload final : public Workload {
@@ -155,12 +162,15 @@ class NetworkWorkload final : public Workload {
 
  private:
   NetworkWorkload() = default;
+  model::Expected<void> resolve_effects();
   NetworkSpec spec_;
   model::Network network_;
   model::GpuSpec gpu_;
   model::ComputeEfficiency efficiency_;
   std::optional<trace::BcaffeLog> profile_;
   std::optional<EasgdConfig> easgd_;
+  double noise_cv_ = 0;     // stragglers: 0 when off
+  std::string noise_from_;  // where noise_cv_ comes from, for describe()
 };
 
 // A traced run (a run directory or Kineto traces), imported once and replayed per scenario on
