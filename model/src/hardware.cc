@@ -12,6 +12,7 @@
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
 #include "file_schema.h"
+#include "message_text.h"
 
 namespace dagsgd::model {
 namespace {
@@ -48,22 +49,6 @@ constexpr double kMaxEagerLimitBytes = 1e12;
 constexpr double kMaxMeasuredBytes = 1e15;
 constexpr double kMaxMeasuredRanks = 1 << 20;
 
-// At most 60 characters of a value for an error message; arrays and objects are not dumped
-// (they can be huge, or nested deeper than a recursive dump has stack for).
-std::string short_dump(const Json& j) {
-  if (j.is_array()) return "a list";
-  if (j.is_object()) return "an object";
-  std::string d = j.dump();
-  if (d.size() > 60) d = d.substr(0, 57) + "...";
-  return d;
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 // Reads the fields of one row; each accessor's error names the field.
 class Row {
  public:
@@ -72,7 +57,7 @@ class Row {
   Expected<void> only_fields(const std::vector<std::string>& allowed) const {
     for (const auto& [key, value] : j_.items()) {
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        return Error{"unknown field '" + key + "'; valid fields: " + join(allowed)};
+        return Error{"unknown field '" + key + "'; valid fields: " + message::join(allowed)};
       }
     }
     return ok();
@@ -96,12 +81,13 @@ class Row {
       if (required) return Error{"missing '" + key + "'"};
       return fallback;
     }
-    if (!it->is_number()) return Error{"'" + key + "' must be a number, got " + short_dump(*it)};
+    if (!it->is_number())
+      return Error{"'" + key + "' must be a number, got " + message::short_dump(*it)};
     double v = it->get<double>();
     if (!(v >= lo && v <= hi)) {
       std::ostringstream msg;
       msg << "'" << key << "' must be from " << lo << " to " << hi << " " << unit << ", got "
-          << short_dump(*it) << (std::isfinite(v) && v >= 0 ? " (out of range)" : "");
+          << message::short_dump(*it) << (std::isfinite(v) && v >= 0 ? " (out of range)" : "");
       return Error{msg.str()};
     }
     return v;
@@ -164,7 +150,7 @@ Expected<GpuSpec> parse_gpu(const Json& j) {
 // "allreduce_measured": [{"ranks": 2, "sizes_bytes": [...], "latency_us": [...]}, ...]
 Expected<std::vector<MeasuredAllreduce>> parse_measured(const Json& j) {
   const std::string field = "'allreduce_measured'";
-  if (!j.is_array()) return Error{field + " must be a list, got " + short_dump(j)};
+  if (!j.is_array()) return Error{field + " must be a list, got " + message::short_dump(j)};
   std::vector<MeasuredAllreduce> out;
   std::set<int> seen;
   for (std::size_t i = 0; i < j.size(); ++i) {
@@ -198,11 +184,11 @@ Expected<std::vector<MeasuredAllreduce>> parse_measured(const Json& j) {
       const Json& t = (*lat)[k];
       if (!b.is_number_integer() || b.get<double>() <= 0 || b.get<double>() > kMaxMeasuredBytes) {
         return Error{where + ": sizes_bytes[" + std::to_string(k) +
-                     "] must be a whole number from 1 to 1e15, got " + short_dump(b)};
+                     "] must be a whole number from 1 to 1e15, got " + message::short_dump(b)};
       }
       if (!t.is_number() || !(t.get<double>() > 0)) {
         return Error{where + ": latency_us[" + std::to_string(k) + "] must be > 0, got " +
-                     short_dump(t)};
+                     message::short_dump(t)};
       }
       auto latency =
           duration_ns(t.get<double>(), 1e3, where + ": latency_us[" + std::to_string(k) + "]");
@@ -224,12 +210,12 @@ Expected<std::vector<MeasuredAllreduce>> parse_measured(const Json& j) {
       for (std::size_t k = 0; k < col->size(); ++k) {
         const Json& t = (*col)[k];
         const std::string what = where + ": " + key + "[" + std::to_string(k) + "]";
-        if (!t.is_number()) return Error{what + " must be a number, got " + short_dump(t)};
+        if (!t.is_number()) return Error{what + " must be a number, got " + message::short_dump(t)};
         auto latency = duration_ns(t.get<double>(), 1e3, what);
         DAGSGD_TRY(latency);
         if (above ? *latency < m.points[k].second : *latency > m.points[k].second) {
           return Error{what + (above ? " must be >= " : " must be <= ") + "latency_us[" +
-                       std::to_string(k) + "], got " + short_dump(t)};
+                       std::to_string(k) + "], got " + message::short_dump(t)};
         }
         into.push_back(*latency);
       }
@@ -250,7 +236,7 @@ Expected<FabricSpec> parse_fabric(const Json& j) {
   auto scope = row.text("scope");
   DAGSGD_TRY(scope);
   if (std::find(kScopes.begin(), kScopes.end(), *scope) == kScopes.end()) {
-    return Error{"unknown scope '" + *scope + "'; valid scopes: " + join(kScopes)};
+    return Error{"unknown scope '" + *scope + "'; valid scopes: " + message::join(kScopes)};
   }
   f.scope = *scope;
   auto nominal = row.number("nominal_gbps", true, kMinRate, kMaxGbps, "Gbit/s");

@@ -18,6 +18,7 @@
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
 #include "dagsgd/model/registry.h"
+#include "message_text.h"
 
 namespace dagsgd::model {
 
@@ -32,16 +33,6 @@ constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 constexpr double kMaxLayerFlops = 1e18;                       // per sample, one layer
 constexpr std::int64_t kMaxElements = 1'000'000'000'000'000;  // 1e15: a tensor, a layer's output,
                                                               // all parameters, the input
-
-// At most 60 characters of a value for an error message. Arrays and objects are not dumped:
-// they can be megabytes long or nested deeper than a recursive dump has stack for.
-std::string short_dump(const Json& j) {
-  if (j.is_array()) return "an array";
-  if (j.is_object()) return "an object";
-  std::string d = j.dump();
-  if (d.size() > 60) d = d.substr(0, 57) + "...";
-  return d;
-}
 
 std::string type_name_of(const Json& j) {
   if (j.is_number_integer()) return "integer";
@@ -71,10 +62,11 @@ Expected<std::string> string_field(const Json& obj, const char* key, bool allow_
 // A JSON integer as int64; floats (even 3.0) are refused so that shapes stay exact.
 Expected<std::int64_t> as_int64(const Json& j, const std::string& what) {
   if (!j.is_number_integer()) {
-    return Error{what + " must be an integer, got " + type_name_of(j) + " (" + short_dump(j) + ")"};
+    return Error{what + " must be an integer, got " + type_name_of(j) + " (" +
+                 message::short_dump(j) + ")"};
   }
   if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(kInt64Max)) {
-    return Error{what + " is too large (" + short_dump(j) + ")"};
+    return Error{what + " is too large (" + message::short_dump(j) + ")"};
   }
   return j.get<std::int64_t>();
 }
@@ -96,7 +88,7 @@ Expected<std::vector<std::int64_t>> shape_field(const Json& obj, const char* key
     if (!v) return v.error();
     if (*v <= 0) return Error{what + " is " + std::to_string(*v) + "; dimensions must be positive"};
     if (__builtin_mul_overflow(product, *v, &product) || product > kMaxElements) {
-      return Error{std::string("'") + key + "' " + short_dump(j) +
+      return Error{std::string("'") + key + "' " + message::short_dump(j) +
                    " has more than 1e15 elements: out of range"};
     }
     shape.push_back(*v);

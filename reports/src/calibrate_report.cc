@@ -1,6 +1,10 @@
 // Text and JSON renderings of a fabric calibration.
 #include "dagsgd/reports/calibrate_report.h"
 
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "dagsgd/model/format.h"
@@ -11,6 +15,80 @@ namespace {
 
 constexpr double kBytesPerSecPerGbps = 1e9 / 8;
 
+const char* statistic_text(bool max) {
+  return max ? "Max Latency(us) column (the slowest rank)" : "average latency";
+}
+
+// The fit at each size, as a table; the stack's algorithm column when `algorithm`.
+std::string points_text(const std::vector<model::PointFit>& points, bool algorithm) {
+  char line[200];
+  std::string out = "\n";
+  std::snprintf(line, sizeof line, "%5s %12s ", "ranks", "bytes");
+  out += line;
+  if (algorithm) {
+    std::snprintf(line, sizeof line, "%-20s ", "algorithm");
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "%14s %14s %9s\n", "measured_us", "fitted_us", "error");
+  out += line;
+  for (const auto& p : points) {
+    std::snprintf(line, sizeof line, "%5d %12lld ", p.ranks, static_cast<long long>(p.bytes));
+    out += line;
+    if (algorithm) {
+      std::snprintf(line, sizeof line, "%-20s ", p.algorithm.c_str());
+      out += line;
+    }
+    std::snprintf(line, sizeof line, "%14.2f %14.2f %8.2f%%\n", p.measured_ns / 1e3,
+                  p.fitted_ns / 1e3, p.relative_error * 100);
+    out += line;
+  }
+  return out;
+}
+
+// The inputs a calibration's JSON starts with (LogCalibration, StackLogCalibration).
+template <typename Calibration>
+nlohmann::ordered_json inputs_json(const Calibration& c, const std::vector<std::string>& logs) {
+  nlohmann::ordered_json j;
+  j["logs"] = logs;
+  j["benchmark"] = c.benchmark;
+  j["ranks"] = c.ranks;
+  return j;
+}
+
+// How far the fit is from the points (CalibrationResult, StackCalibrationResult).
+template <typename Fit>
+void residuals_json(const Fit& fit, nlohmann::ordered_json& j) {
+  j["rms_relative_error"] = fit.rms_relative;
+  j["max_relative_error"] = fit.max_relative_error;
+  j["max_error_bytes"] = fit.max_error_bytes;
+}
+
+nlohmann::ordered_json points_json(const std::vector<model::PointFit>& points, bool algorithm) {
+  auto out = nlohmann::ordered_json::array();
+  for (const auto& p : points) {
+    nlohmann::ordered_json o{{"ranks", p.ranks}, {"bytes", p.bytes}};
+    if (algorithm) o["algorithm"] = p.algorithm;
+    o["measured_us"] = p.measured_ns / 1e3;
+    o["fitted_us"] = p.fitted_ns / 1e3;
+    o["relative_error"] = p.relative_error;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+// The document, ending with the entry the calibration made (a fabric or a stack file) and where
+// it went.
+std::string finish_json(nlohmann::ordered_json& j, const char* key, const std::string& entry,
+                        const std::string& written_to) {
+  j[key] = nlohmann::ordered_json::parse(entry);
+  if (!written_to.empty()) j["written_to"] = written_to;
+  return j.dump(2) + "\n";
+}
+
+std::string wrote_text(const std::string& written_to) {
+  return written_to.empty() ? "" : "wrote '" + written_to + "'\n";
+}
+
 }  // namespace
 
 std::string calibration_text(const sim::LogCalibration& c, const std::string& algorithm,
@@ -18,9 +96,8 @@ std::string calibration_text(const sim::LogCalibration& c, const std::string& al
   using model::fmt;
   const auto& fit = c.fit;
   const std::string entry = model::fabric_to_json(c.fabric);
-  std::string out = "calibrate: " + c.sizes + "; " + algorithm + " formula; " +
-                    (c.max ? "Max Latency(us) column (the slowest rank)" : "average latency") +
-                    "\n";
+  std::string out =
+      "calibrate: " + c.sizes + "; " + algorithm + " formula; " + statistic_text(c.max) + "\n";
   out += fmt("fit: alpha %.2f us per message", fit.link.alpha_ns / 1e3) +
          fmt(", beta %.4f ns/byte", fit.link.beta_ns_per_byte) +
          fmt(" (%.3f Gbit/s", fit.bandwidth() / kBytesPerSecPerGbps) +
@@ -37,28 +114,15 @@ std::string calibration_text(const sim::LogCalibration& c, const std::string& al
          fmt(", rms relative %.2f%%", fit.rms_relative * 100) +
          fmt(", max relative %.2f%%", fit.max_relative_error * 100) +
          fmt(" at %.0f bytes\n", static_cast<double>(fit.max_error_bytes));
-  char line[160];
-  std::snprintf(line, sizeof line, "\n%5s %12s %14s %14s %9s\n", "ranks", "bytes", "measured_us",
-                "fitted_us", "error");
-  out += line;
-  for (const auto& p : fit.points) {
-    std::snprintf(line, sizeof line, "%5d %12lld %14.2f %14.2f %8.2f%%\n", p.ranks,
-                  static_cast<long long>(p.bytes), p.measured_ns / 1e3, p.fitted_ns / 1e3,
-                  p.relative_error * 100);
-    out += line;
-  }
+  out += points_text(fit.points, /*algorithm=*/false);
   out += "\nfabric entry (load with --fabric-file):\n" + entry + "\n";
-  if (!written_to.empty()) out += "wrote '" + written_to + "'\n";
-  return out;
+  return out + wrote_text(written_to);
 }
 
 std::string calibration_json(const sim::LogCalibration& c, const std::vector<std::string>& logs,
                              const std::string& algorithm, const std::string& written_to) {
   const auto& fit = c.fit;
-  nlohmann::ordered_json j;
-  j["logs"] = logs;
-  j["benchmark"] = c.benchmark;
-  j["ranks"] = c.ranks;
+  nlohmann::ordered_json j = inputs_json(c, logs);
   j["algorithm"] = algorithm;
   j["statistic"] = c.max ? "max" : "avg";
   j["alpha_us"] = fit.link.alpha_ns / 1e3;
@@ -67,20 +131,9 @@ std::string calibration_json(const sim::LogCalibration& c, const std::vector<std
   j["eager_limit_bytes"] = fit.link.eager_limit;
   j["rendezvous_latency_us"] = fit.link.rendezvous_ns / 1e3;
   j["rms_us"] = fit.rms_ns / 1e3;
-  j["rms_relative_error"] = fit.rms_relative;
-  j["max_relative_error"] = fit.max_relative_error;
-  j["max_error_bytes"] = fit.max_error_bytes;
-  auto& pts = j["points"] = nlohmann::ordered_json::array();
-  for (const auto& p : fit.points) {
-    pts.push_back({{"ranks", p.ranks},
-                   {"bytes", p.bytes},
-                   {"measured_us", p.measured_ns / 1e3},
-                   {"fitted_us", p.fitted_ns / 1e3},
-                   {"relative_error", p.relative_error}});
-  }
-  j["fabric"] = nlohmann::ordered_json::parse(model::fabric_to_json(c.fabric));
-  if (!written_to.empty()) j["written_to"] = written_to;
-  return j.dump(2) + "\n";
+  residuals_json(fit, j);
+  j["points"] = points_json(fit.points, /*algorithm=*/false);
+  return finish_json(j, "fabric", model::fabric_to_json(c.fabric), written_to);
 }
 
 namespace {
@@ -119,29 +172,18 @@ std::string stack_calibration_text(const sim::StackLogCalibration& c,
                                    const std::string& written_to) {
   using model::fmt;
   const auto& fit = c.fit;
-  std::string out =
-      "calibrate: " + c.sizes + "; stack '" + fit.stack.name + "' (" + fit.stack.library.name +
-      ") on the " + fit.link_class + "-node link '" + c.link.name + "'; " +
-      (c.max ? "Max Latency(us) column (the slowest rank)" : "average latency") + "\n";
+  std::string out = "calibrate: " + c.sizes + "; stack '" + fit.stack.name + "' (" +
+                    fit.stack.library.name + ") on the " + fit.link_class + "-node link '" +
+                    c.link.name + "'; " + statistic_text(c.max) + "\n";
   out += fitted_summary(c);
   out += fmt("residuals: rms relative %.2f%%", fit.rms_relative * 100) +
          fmt(", max relative %.2f%%", fit.max_relative_error * 100) +
          fmt(" at %.0f bytes", static_cast<double>(fit.max_error_bytes)) + " (" +
          std::to_string(fit.iterations) + " fit(s) until the algorithm choices were stable)\n";
-  char line[200];
-  std::snprintf(line, sizeof line, "\n%5s %12s %-20s %14s %14s %9s\n", "ranks", "bytes",
-                "algorithm", "measured_us", "fitted_us", "error");
-  out += line;
-  for (const auto& p : fit.points) {
-    std::snprintf(line, sizeof line, "%5d %12lld %-20s %14.2f %14.2f %8.2f%%\n", p.ranks,
-                  static_cast<long long>(p.bytes), p.algorithm.c_str(), p.measured_ns / 1e3,
-                  p.fitted_ns / 1e3, p.relative_error * 100);
-    out += line;
-  }
+  out += points_text(fit.points, /*algorithm=*/true);
   out += "\nstack file (use with --stack FILE on predict, whatif and replay):\n" +
          model::stack_to_json(fit.stack) + "\n";
-  if (!written_to.empty()) out += "wrote '" + written_to + "'\n";
-  return out;
+  return out + wrote_text(written_to);
 }
 
 std::string stack_calibration_json(const sim::StackLogCalibration& c,
@@ -149,10 +191,7 @@ std::string stack_calibration_json(const sim::StackLogCalibration& c,
                                    const std::string& written_to) {
   const auto& fit = c.fit;
   const auto& lib = fit.stack.library;
-  nlohmann::ordered_json j;
-  j["logs"] = logs;
-  j["benchmark"] = c.benchmark;
-  j["ranks"] = c.ranks;
+  nlohmann::ordered_json j = inputs_json(c, logs);
   j["statistic"] = c.max ? "max" : "avg";
   j["link"] = c.link.name;
   j["link_class"] = fit.link_class;
@@ -164,22 +203,10 @@ std::string stack_calibration_json(const sim::StackLogCalibration& c,
   j["efficiency"] = lib.efficiency;
   j["eager_limit_bytes"] = lib.eager_limit;
   j["rendezvous_us"] = lib.rendezvous_ns / 1e3;
-  j["rms_relative_error"] = fit.rms_relative;
-  j["max_relative_error"] = fit.max_relative_error;
-  j["max_error_bytes"] = fit.max_error_bytes;
+  residuals_json(fit, j);
   j["iterations"] = fit.iterations;
-  auto& pts = j["points"] = nlohmann::ordered_json::array();
-  for (const auto& p : fit.points) {
-    pts.push_back({{"ranks", p.ranks},
-                   {"bytes", p.bytes},
-                   {"algorithm", p.algorithm},
-                   {"measured_us", p.measured_ns / 1e3},
-                   {"fitted_us", p.fitted_ns / 1e3},
-                   {"relative_error", p.relative_error}});
-  }
-  j["stack"] = nlohmann::ordered_json::parse(model::stack_to_json(fit.stack));
-  if (!written_to.empty()) j["written_to"] = written_to;
-  return j.dump(2) + "\n";
+  j["points"] = points_json(fit.points, /*algorithm=*/true);
+  return finish_json(j, "stack", model::stack_to_json(fit.stack), written_to);
 }
 
 std::string calibration_report(const sim::CalibrationRun& run, const sim::CalibrationRequest& r,

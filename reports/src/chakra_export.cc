@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
+#include <utility>
 
 #include "dagsgd/model/check.h"
 #include "dagsgd/model/format.h"
@@ -197,30 +198,20 @@ void frame(const google::protobuf::Message& m, std::string& out) {
 }  // namespace
 
 bool chakra_collective(trace::CollectiveKind kind, ChakraCollective& out) {
-  switch (kind) {
-    case trace::CollectiveKind::kAllreduce:
-      out = ChakraCollective::kAllReduce;
+  // Every collective kind but kNone has its Chakra type.
+  static constexpr std::pair<trace::CollectiveKind, ChakraCollective> kTypes[] = {
+      {trace::CollectiveKind::kAllreduce, ChakraCollective::kAllReduce},
+      {trace::CollectiveKind::kReduce, ChakraCollective::kReduce},
+      {trace::CollectiveKind::kAllgather, ChakraCollective::kAllGather},
+      {trace::CollectiveKind::kBroadcast, ChakraCollective::kBroadcast},
+      {trace::CollectiveKind::kAlltoall, ChakraCollective::kAllToAll},
+      {trace::CollectiveKind::kReduceScatter, ChakraCollective::kReduceScatter},
+      {trace::CollectiveKind::kBarrier, ChakraCollective::kBarrier}};
+  for (const auto& [k, type] : kTypes) {
+    if (k == kind) {
+      out = type;
       return true;
-    case trace::CollectiveKind::kReduce:
-      out = ChakraCollective::kReduce;
-      return true;
-    case trace::CollectiveKind::kAllgather:
-      out = ChakraCollective::kAllGather;
-      return true;
-    case trace::CollectiveKind::kBroadcast:
-      out = ChakraCollective::kBroadcast;
-      return true;
-    case trace::CollectiveKind::kAlltoall:
-      out = ChakraCollective::kAllToAll;
-      return true;
-    case trace::CollectiveKind::kReduceScatter:
-      out = ChakraCollective::kReduceScatter;
-      return true;
-    case trace::CollectiveKind::kBarrier:
-      out = ChakraCollective::kBarrier;
-      return true;
-    case trace::CollectiveKind::kNone:
-      return false;
+    }
   }
   return false;
 }

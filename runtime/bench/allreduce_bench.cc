@@ -14,11 +14,8 @@
 
 namespace {
 
-struct Options {
-  long min_bytes = 4;
-  long max_bytes = 1 << 20;
-  long iterations = 100;
-  long warmup = 10;
+struct Options : dagsgd::bench::SizeSweep {
+  Options() : SizeSweep{4, 1 << 20, 100, 10} {}
   long concurrent = 1;
   long gap_us = 0;
   bool nonblocking = false;
@@ -49,22 +46,18 @@ constexpr const char* kUsage =
 
 // Returns "" or the error.
 std::string parse(int argc, char** argv, Options& o, bool& help) {
-  std::string error = dagsgd::bench::parse_args(argc, argv,
-                                                {{"--min-bytes", &o.min_bytes},
-                                                 {"--max-bytes", &o.max_bytes},
-                                                 {"--iterations", &o.iterations},
-                                                 {"--warmup", &o.warmup},
-                                                 {"--concurrent", &o.concurrent},
-                                                 {"--gap-us", &o.gap_us}},
-                                                {{"--nonblocking", &o.nonblocking},
-                                                 {"--in-place", &o.in_place},
-                                                 {"--back-to-back", &o.back_to_back}},
-                                                help);
+  std::string error = dagsgd::bench::parse_args(
+      argc, argv,
+      dagsgd::bench::sweep_options(o, {{"--concurrent", &o.concurrent}, {"--gap-us", &o.gap_us}}),
+      {{"--nonblocking", &o.nonblocking},
+       {"--in-place", &o.in_place},
+       {"--back-to-back", &o.back_to_back}},
+      help);
   if (!error.empty() || help) return error;
   if (o.min_bytes % 4 != 0) {
     return "--min-bytes must be a multiple of 4 (got " + std::to_string(o.min_bytes) + ")";
   }
-  error = dagsgd::bench::check_counts(o.min_bytes, o.max_bytes, o.iterations, o.warmup, 4);
+  error = dagsgd::bench::check_counts(o, 4);
   if (!error.empty()) return error;
   if (o.concurrent < 1 || o.concurrent > 64) {
     return "--concurrent must be in 1..64 (got " + std::to_string(o.concurrent) + ")";

@@ -1,5 +1,6 @@
-// What the MPI micro-benchmarks (dagsgd-allreduce-bench, dagsgd-pingpong-bench) share: "--name N"
-// / "--name=N" non-negative integers and value-less flags, the rank's place, the usage exit.
+// What the MPI micro-benchmarks (dagsgd-allreduce-bench, dagsgd-pingpong-bench,
+// dagsgd-cpu-share-bench) share: "--name N" / "--name=N" non-negative integers and value-less
+// flags, the sizes and counts of a latency sweep, the rank's place, the usage exit.
 #pragma once
 
 #include <mpi.h>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace dagsgd::bench {
 
@@ -23,7 +25,7 @@ struct FlagOption {
 };
 
 // Returns "" or the error naming the option; -h / --help set `help` and stop.
-inline std::string parse_args(int argc, char** argv, std::initializer_list<IntOption> ints,
+inline std::string parse_args(int argc, char** argv, const std::vector<IntOption>& ints,
                               std::initializer_list<FlagOption> flags, bool& help) {
   auto valid = [&] {
     std::string v;
@@ -71,14 +73,33 @@ inline std::string parse_args(int argc, char** argv, std::initializer_list<IntOp
   return "";
 }
 
+// A latency sweep: message sizes from min_bytes to max_bytes, doubling; per size `warmup` untimed
+// calls, then `iterations` timed ones.
+struct SizeSweep {
+  long min_bytes = 4;
+  long max_bytes = 4;
+  long iterations = 1;
+  long warmup = 0;
+};
+
+// The sweep's options (--min-bytes, --max-bytes, --iterations, --warmup), then `more`.
+inline std::vector<IntOption> sweep_options(SizeSweep& s, std::initializer_list<IntOption> more) {
+  std::vector<IntOption> out = {{"--min-bytes", &s.min_bytes},
+                                {"--max-bytes", &s.max_bytes},
+                                {"--iterations", &s.iterations},
+                                {"--warmup", &s.warmup}};
+  out.insert(out.end(), more.begin(), more.end());
+  return out;
+}
+
 // Bounds of the counts: beyond them a run would not end in any useful time, and the per-iteration
 // timing arrays (a few doubles per iteration) would not fit in memory.
 constexpr long kMaxIterations = 1'000'000;
 constexpr long kMaxBytes = 1L << 30;
 
 // Returns "" or the error naming the option: sizes in min_size..1 GiB, min <= max, counts bounded.
-inline std::string check_counts(long min_bytes, long max_bytes, long iterations, long warmup,
-                                long min_size) {
+inline std::string check_counts(const SizeSweep& s, long min_size) {
+  const auto [min_bytes, max_bytes, iterations, warmup] = s;
   if (min_bytes < min_size || min_bytes > kMaxBytes) {
     return "--min-bytes must be in " + std::to_string(min_size) + ".." + std::to_string(kMaxBytes) +
            " (got " + std::to_string(min_bytes) + ")";

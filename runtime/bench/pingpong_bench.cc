@@ -12,11 +12,8 @@
 
 namespace {
 
-struct Options {
-  long min_bytes = 4;
-  long max_bytes = 4;
-  long iterations = 1000;
-  long warmup = 100;
+struct Options : dagsgd::bench::SizeSweep {
+  Options() : SizeSweep{4, 4, 1000, 100} {}
 };
 
 constexpr const char* kUsage =
@@ -29,14 +26,10 @@ constexpr const char* kUsage =
 
 // Returns "" or the error.
 std::string parse(int argc, char** argv, Options& o, bool& help) {
-  std::string error = dagsgd::bench::parse_args(argc, argv,
-                                                {{"--min-bytes", &o.min_bytes},
-                                                 {"--max-bytes", &o.max_bytes},
-                                                 {"--iterations", &o.iterations},
-                                                 {"--warmup", &o.warmup}},
-                                                {}, help);
+  std::string error =
+      dagsgd::bench::parse_args(argc, argv, dagsgd::bench::sweep_options(o, {}), {}, help);
   if (!error.empty() || help) return error;
-  return dagsgd::bench::check_counts(o.min_bytes, o.max_bytes, o.iterations, o.warmup, 1);
+  return dagsgd::bench::check_counts(o, 1);
 }
 
 double percentile(const std::vector<double>& sorted, double q) {

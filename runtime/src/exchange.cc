@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 #include "dagsgd/model/check.h"
@@ -383,15 +384,11 @@ const char* GradientExchange::collective() const {
 
 const char* GradientExchange::algorithm() const {
   if (impl_->cfg.topk > 0) return "topk_allgather";
-  switch (impl_->cfg.kind) {
-    case ExchangeKind::kAllreduce:
-      return "mpi_iallreduce";
-    case ExchangeKind::kPs:
-      return "parameter_server";
-    case ExchangeKind::kAsa:
-      return "alltoall_sum_allgather";
-  }
-  return "?";
+  // In the order of ExchangeKind.
+  static constexpr const char* kAlgorithms[] = {"mpi_iallreduce", "parameter_server",
+                                                "alltoall_sum_allgather"};
+  const auto i = static_cast<std::size_t>(impl_->cfg.kind);
+  return i < std::size(kAlgorithms) ? kAlgorithms[i] : "?";
 }
 
 std::int64_t GradientExchange::wire_bytes(int g) const {

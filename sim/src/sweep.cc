@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
 
 #include "dagsgd/model/format.h"
 #include "dagsgd/sim/trace_replay.h"
@@ -102,6 +103,12 @@ Expected<std::vector<SweepPoint>> expand_grid(const SweepGrid& grid,
     if (!p) return p.error();
     pairs.push_back(std::move(*p));
   }
+  // What every point shares.
+  SweepPoint shared;
+  shared.stack = grid.stack;
+  shared.topology = grid.topology;
+  shared.cluster_network = grid.cluster_network;
+  shared.network_model = grid.network_model;
   std::vector<SweepPoint> out;
   for (std::size_t fi = 0; fi < grid.fabrics.size(); ++fi) {
     for (int g : grid.gpus) {
@@ -109,7 +116,7 @@ Expected<std::vector<SweepPoint>> expand_grid(const SweepGrid& grid,
         for (const auto& o : grid.overlaps) {
           for (const auto& p : grid.precisions) {
             for (double k : grid.topks) {
-              SweepPoint s;
+              SweepPoint s = shared;
               s.fabric = grid.fabrics[fi];
               s.intra = pairs[fi].intra;
               s.inter = pairs[fi].inter;
@@ -120,10 +127,6 @@ Expected<std::vector<SweepPoint>> expand_grid(const SweepGrid& grid,
               s.overlap = o;
               s.precision = p;
               s.topk = k;
-              s.stack = grid.stack;
-              s.topology = grid.topology;
-              s.cluster_network = grid.cluster_network;
-              s.network_model = grid.network_model;
               out.push_back(std::move(s));
             }
           }
@@ -256,25 +259,33 @@ Expected<std::vector<PredictResult>> run_sweep(const Workload& workload, const S
   return out;
 }
 
+namespace {
+
+// The breakdown's fields by their names on the wire.
+constexpr std::pair<const char*, Nanos Breakdown::*> kBreakdownFields[] = {
+    {"forward", &Breakdown::forward},
+    {"backward", &Breakdown::backward},
+    {"comm_total", &Breakdown::comm_total},
+    {"comm_exposed", &Breakdown::comm_exposed},
+    {"update", &Breakdown::update},
+    {"io", &Breakdown::io},
+    {"h2d", &Breakdown::h2d},
+    {"memcpy", &Breakdown::memcpy},
+    {"other", &Breakdown::other},
+    {"idle", &Breakdown::idle}};
+
+}  // namespace
+
 std::string result_to_wire(const PredictResult& r) {
   nlohmann::json j;
-  const auto& b = r.breakdown;
   j["workers"] = r.workers;
   j["iteration"] = r.iteration;
   j["single"] = r.single_gpu_iteration;
   j["throughput"] = r.throughput;
   j["speedup"] = r.speedup;
   j["efficiency"] = r.efficiency;
-  j["breakdown"] = {{"forward", b.forward},
-                    {"backward", b.backward},
-                    {"comm_total", b.comm_total},
-                    {"comm_exposed", b.comm_exposed},
-                    {"update", b.update},
-                    {"io", b.io},
-                    {"h2d", b.h2d},
-                    {"memcpy", b.memcpy},
-                    {"other", b.other},
-                    {"idle", b.idle}};
+  auto& breakdown = j["breakdown"] = nlohmann::json::object();
+  for (const auto& [key, field] : kBreakdownFields) breakdown[key] = r.breakdown.*field;
   nlohmann::json cp = nlohmann::json::array();
   for (const auto& p : r.critical_path) cp.push_back({p.phase, p.time});
   j["critical_path"] = cp;
@@ -317,18 +328,7 @@ Expected<PredictResult> result_from_wire(const std::string& text) {
     r.speedup = j.at("speedup").get<double>();
     r.efficiency = j.at("efficiency").get<double>();
     const auto& b = j.at("breakdown");
-    for (auto [key, field] : {std::pair<const char*, Nanos*>{"forward", &r.breakdown.forward},
-                              {"backward", &r.breakdown.backward},
-                              {"comm_total", &r.breakdown.comm_total},
-                              {"comm_exposed", &r.breakdown.comm_exposed},
-                              {"update", &r.breakdown.update},
-                              {"io", &r.breakdown.io},
-                              {"h2d", &r.breakdown.h2d},
-                              {"memcpy", &r.breakdown.memcpy},
-                              {"other", &r.breakdown.other},
-                              {"idle", &r.breakdown.idle}}) {
-      *field = b.at(key).get<Nanos>();
-    }
+    for (const auto& [key, field] : kBreakdownFields) r.breakdown.*field = b.at(key).get<Nanos>();
     for (const auto& p : j.at("critical_path")) {
       r.critical_path.push_back({p.at(0).get<std::string>(), p.at(1).get<Nanos>()});
     }

@@ -27,6 +27,44 @@ std::string traced_run(const std::string& name, int iterations) {
   return std::system(cmd.c_str()) == 0 ? dir : "";
 }
 
+// `replay --json RUN FLAGS`, which must succeed, parsed.
+nlohmann::json replay_json(const std::string& dir, const std::string& flags) {
+  auto r = run_cli("replay --json " + dir + " " + flags);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return nlohmann::json::parse(r.out, nullptr, false);
+}
+
+// `ARGS` must be refused as bad input (exit 2) with `message` on stderr.
+void expect_refused(const std::string& args, const std::string& message) {
+  auto r = run_cli(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+  EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+}
+
+// A measured allreduce curve of 2 ranks: 100 us at 1 kB, `at_1mb_us` at 1 MB; with `lag_us` > 0
+// the slowest rank's latencies lie that far behind.
+std::string two_rank_curve(double at_1mb_us, double lag_us = 0) {
+  std::string curve = R"({"ranks": 2, "sizes_bytes": [1000, 1000000], "latency_us": [100, )" +
+                      std::to_string(at_1mb_us) + "]";
+  if (lag_us > 0) {
+    curve += ", \"max_latency_us\": [" + std::to_string(100 + lag_us) + ", " +
+             std::to_string(at_1mb_us + lag_us) + "]";
+  }
+  return curve + "}";
+}
+
+// A fabric file DIR/NAME.json for --fabric-file (10 us latency) with one measured `curve`; its
+// path.
+std::string write_fabric(const std::string& dir, const std::string& name, double nominal_gbps,
+                         double achievable_gbps, const std::string& curve) {
+  const std::string f = dir + "/" + name + ".json";
+  std::ofstream(f) << R"({"name": ")" << name << R"(", "description": "test", "scope": "both",)"
+                   << R"( "nominal_gbps": )" << nominal_gbps << R"(, "achievable_gbps": )"
+                   << achievable_gbps << R"(, "latency_us": 10, "source": "test",)"
+                   << R"( "allreduce_measured": [)" << curve << "]}";
+  return f;
+}
+
 TEST(ReplayMpi, TracedTwoRankRunReplaysWithinTolerance) {
   const std::string dir = traced_run("dagsgd-replay-mpi-run", 40);
   ASSERT_FALSE(dir.empty());
@@ -72,28 +110,12 @@ TEST(ReplayMpi, TracedTwoRankRunReplaysWithinTolerance) {
 TEST(ReplayMpi, MeasuredCurveAndItsSlowestRankReachTheReplay) {
   const std::string dir = traced_run("dagsgd-replay-mpi-curve", 10);
   ASSERT_FALSE(dir.empty());
-  auto fabric = [&](const std::string& name, double lag_us) {
-    std::string f = dir + "/" + name + ".json";
-    std::string curve = R"({"ranks": 2, "sizes_bytes": [1000, 1000000], "latency_us": [100, 1100])";
-    if (lag_us > 0) {
-      curve += ", \"max_latency_us\": [" + std::to_string(100 + lag_us) + ", " +
-               std::to_string(1100 + lag_us) + "]";
-    }
-    curve += "}";
-    std::ofstream(f) << R"({"name": ")" << name
-                     << R"(", "description": "test", "scope": "both", "nominal_gbps": 8,)"
-                     << R"( "achievable_gbps": 8, "latency_us": 10, "source": "test",)"
-                     << R"( "allreduce_measured": [)" << curve << "]}";
-    return f;
-  };
   auto predicted = [&](const std::string& name, double lag_us) {
-    auto r = run_cli("replay --json " + dir + " --intra " + name + " --inter " + name +
-                     " --fabric-file " + fabric(name, lag_us));
-    EXPECT_EQ(r.code, 0) << r.err;
-    auto j = nlohmann::json::parse(r.out, nullptr, false);
-    EXPECT_EQ(j["comm"]["source"], "fabric") << r.out;
-    EXPECT_EQ(j["comm"]["algorithm"], "measured") << r.out;
-    EXPECT_EQ(j["comm"]["modeled_collectives"], 3 * 10) << r.out;
+    auto j = replay_json(dir, "--intra " + name + " --inter " + name + " --fabric-file " +
+                                  write_fabric(dir, name, 8, 8, two_rank_curve(1100, lag_us)));
+    EXPECT_EQ(j["comm"]["source"], "fabric") << j.dump();
+    EXPECT_EQ(j["comm"]["algorithm"], "measured") << j.dump();
+    EXPECT_EQ(j["comm"]["modeled_collectives"], 3 * 10) << j.dump();
     return j["predicted_iteration_s"].get<double>();
   };
   const double even = predicted("even", 0);
@@ -102,11 +124,8 @@ TEST(ReplayMpi, MeasuredCurveAndItsSlowestRankReachTheReplay) {
   // earlier collectives overlap what follows them.
   EXPECT_GT(lagging - even, 0.009) << even << " vs " << lagging;
   EXPECT_LT(lagging - even, 0.031) << even << " vs " << lagging;
-  auto strict =
-      run_cli("replay --json " + dir + " --intra 10gbe --inter 10gbe --algorithm measured");
-  EXPECT_EQ(strict.code, 2) << strict.out;
-  EXPECT_NE(strict.err.find("measured allreduce curve for 2 ranks"), std::string::npos)
-      << strict.err;
+  expect_refused("replay --json " + dir + " --intra 10gbe --inter 10gbe --algorithm measured",
+                 "measured allreduce curve for 2 ranks");
   fs::remove_all(dir);
 }
 
@@ -116,20 +135,16 @@ TEST(ReplayMpi, MeasuredCurveAndItsSlowestRankReachTheReplay) {
 TEST(ReplayMpi, StackOnATargetFabric) {
   const std::string dir = traced_run("dagsgd-replay-mpi-stack", 10);
   ASSERT_FALSE(dir.empty());
+  expect_refused("replay --json " + dir + " --stack openmpi-4.1-tcp",
+                 "--stack applies to a target fabric");
   auto predicted = [&](const std::string& extra) {
-    auto r = run_cli("replay --json " + dir + " --intra 10gbe --inter 10gbe" + extra);
-    EXPECT_EQ(r.code, 0) << r.err;
-    auto j = nlohmann::json::parse(r.out, nullptr, false);
-    EXPECT_EQ(j["comm"]["source"], "fabric") << r.out;
+    auto j = replay_json(dir, "--intra 10gbe --inter 10gbe" + extra);
+    EXPECT_EQ(j["comm"]["source"], "fabric") << j.dump();
     return j["predicted_iteration_s"].get<double>();
   };
   const double bare = predicted("");
   const double stacked = predicted(" --stack openmpi-4.1-tcp");
   EXPECT_GT(stacked, bare);
-  auto no_target = run_cli("replay --json " + dir + " --stack openmpi-4.1-tcp");
-  EXPECT_EQ(no_target.code, 2) << no_target.out;
-  EXPECT_NE(no_target.err.find("--stack applies to a target fabric"), std::string::npos)
-      << no_target.err;
   fs::remove_all(dir);
 }
 
@@ -139,9 +154,7 @@ TEST(ReplayMpi, FlowTierAgreesWithoutSharingAndNamesTheBusiestLinks) {
   const std::string dir = traced_run("dagsgd-replay-mpi-flow", 10);
   ASSERT_FALSE(dir.empty());
   auto replay = [&](const std::string& flags) {
-    auto r = run_cli("replay --json " + dir + " --gpus-per-node 1 " + flags);
-    EXPECT_EQ(r.code, 0) << r.err;
-    return nlohmann::json::parse(r.out, nullptr, false);
+    return replay_json(dir, "--gpus-per-node 1 " + flags);
   };
   const auto analytic = replay("--intra pcie3 --inter 1gbe --network-model analytic");
   const auto flow = replay("--intra pcie3 --inter 1gbe --network-model flow");
@@ -153,11 +166,7 @@ TEST(ReplayMpi, FlowTierAgreesWithoutSharingAndNamesTheBusiestLinks) {
   const double a = analytic["predicted_iteration_s"].get<double>();
   EXPECT_NEAR(flow["predicted_iteration_s"].get<double>(), a, 0.01 * a);
 
-  const std::string curve = dir + "/curve.json";
-  std::ofstream(curve) << R"({"name": "curve", "description": "test", "scope": "both",)"
-                       << R"( "nominal_gbps": 8, "achievable_gbps": 8, "latency_us": 10,)"
-                       << R"( "source": "test", "allreduce_measured": [{"ranks": 2,)"
-                       << R"( "sizes_bytes": [1000, 1000000], "latency_us": [100, 1100]}]})";
+  const std::string curve = write_fabric(dir, "curve", 8, 8, two_rank_curve(1100));
   const std::string measured = "--intra curve --inter curve --fabric-file " + curve;
   const auto ma = replay(measured + " --network-model analytic");
   const auto mf = replay(measured + " --network-model flow");
@@ -178,12 +187,7 @@ TEST(ReplayMpi, FlowTierAgreesWithoutSharingAndNamesTheBusiestLinks) {
                           << R"( "description": "test", "base": "openmpi-4.1-tcp", "library":)"
                           << R"( {"peer_transfers": {"value": "parallel", "source": "test"}}})";
   auto calibrated = [&](const std::string& name, double line_gbps) {
-    const std::string f = dir + "/" + name + ".json";
-    std::ofstream(f) << R"({"name": ")" << name << R"(", "description": "test",)"
-                     << R"( "scope": "both", "nominal_gbps": )" << line_gbps
-                     << R"(, "achievable_gbps": 0.8, "latency_us": 10, "source": "test",)"
-                     << R"( "allreduce_measured": [{"ranks": 2, "sizes_bytes": [1000,)"
-                     << R"( 1000000], "latency_us": [100, 10000]}]})";
+    const std::string f = write_fabric(dir, name, line_gbps, 0.8, two_rank_curve(10000));
     return "--intra " + name + " --inter " + name + " --fabric-file " + f + " --stack " + parallel;
   };
   const double queued =
@@ -200,9 +204,7 @@ TEST(ReplayMpi, FlowTierAgreesWithoutSharingAndNamesTheBusiestLinks) {
   // how fast its ranks computed (under ASan they may never overlap).
   EXPECT_LE(fast_wire, queued * (1 + 1e-9));
 
-  auto no_target = run_cli("replay " + dir + " --network-model flow");
-  EXPECT_EQ(no_target.code, 2);
-  EXPECT_NE(no_target.err.find("give --intra and --inter"), std::string::npos) << no_target.err;
+  expect_refused("replay " + dir + " --network-model flow", "give --intra and --inter");
   fs::remove_all(dir);
 }
 
@@ -233,12 +235,8 @@ TEST(ReplayMpi, HostCpusFromTheManifest) {
   // A manifest from before 'machines' was recorded: the error names it.
   manifest.erase("machines");
   std::ofstream(dir + "/manifest.json") << manifest.dump(2);
-  auto old = run_cli("replay " + dir + " --cpus 2");
-  EXPECT_EQ(old.code, 2);
-  EXPECT_NE(old.err.find(dir + "/manifest.json' does not say"), std::string::npos) << old.err;
-  auto orphan = run_cli("replay " + dir + " --ranks-per-machine 1");
-  EXPECT_EQ(orphan.code, 2);
-  EXPECT_NE(orphan.err.find("--ranks-per-machine needs --cpus"), std::string::npos) << orphan.err;
+  expect_refused("replay " + dir + " --cpus 2", dir + "/manifest.json' does not say");
+  expect_refused("replay " + dir + " --ranks-per-machine 1", "--ranks-per-machine needs --cpus");
   fs::remove_all(dir);
 }
 

@@ -9,8 +9,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace dagsgd;
-  auto log =
-      trace::parse_bcaffe_log(std::string(reinterpret_cast<const char*>(data), size), "fuzz.log");
+  auto log = trace::parse_bcaffe_log(dagsgd::fuzz::text_of(data, size), "fuzz.log");
   if (!log.ok()) return 0;
   FUZZ_REQUIRE(!log->tensors.empty());
   for (std::size_t i = 0; i < log->tensors.size(); ++i) {

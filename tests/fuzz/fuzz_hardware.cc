@@ -50,7 +50,7 @@ void price_every_fabric(const dagsgd::model::HardwareCatalog& catalog) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace dagsgd::model;
-  const std::string text(reinterpret_cast<const char*>(data), size);
+  const std::string text = dagsgd::fuzz::text_of(data, size);
   static const HardwareCatalog base = *HardwareCatalog::parse(kGpus, "gpus", kFabrics, "fabrics");
   // As a --fabric-file (one entry, a list or a catalog object), then as the fabric catalog: the
   // same rows, so only the first is priced.

@@ -11,8 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace dagsgd;
   trace::FileReport report;
-  auto rank = trace::import_trace_text(std::string(reinterpret_cast<const char*>(data), size),
-                                       "fuzz.json", 0, report);
+  auto rank = trace::import_trace_text(dagsgd::fuzz::text_of(data, size), "fuzz.json", 0, report);
   if (!rank.ok()) {
     FUZZ_REQUIRE(!rank.error().message.empty());
     return 0;

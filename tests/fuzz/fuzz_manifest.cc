@@ -10,8 +10,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace dagsgd;
-  auto m = trace::manifest_from_json(std::string(reinterpret_cast<const char*>(data), size),
-                                     "manifest 'fuzz'");
+  auto m = trace::manifest_from_json(dagsgd::fuzz::text_of(data, size), "manifest 'fuzz'");
   if (!m.ok()) {
     FUZZ_REQUIRE(m.error().message.rfind("manifest 'fuzz'", 0) == 0);
     return 0;

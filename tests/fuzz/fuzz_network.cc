@@ -13,7 +13,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace dagsgd::model;
-  auto net = parse_network_json(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
+  auto net = parse_network_json(dagsgd::fuzz::text_of(data, size), "fuzz");
   if (!net.ok()) return 0;
   FUZZ_REQUIRE(!net->layers.empty());
   // A V100 at its catalog rates (datasets/hardware/gpus.json) and 40% of peak, PCIe 3.

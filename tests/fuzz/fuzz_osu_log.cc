@@ -12,8 +12,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace dagsgd;
-  auto log =
-      trace::parse_latency_log(std::string(reinterpret_cast<const char*>(data), size), "fuzz.log");
+  auto log = trace::parse_latency_log(dagsgd::fuzz::text_of(data, size), "fuzz.log");
   if (!log.ok()) return 0;
   FUZZ_REQUIRE(!log->points.empty());
   std::set<model::Bytes> sizes;

@@ -10,7 +10,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace dagsgd::model;
-  auto node = parse_node_type_json(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
+  auto node = parse_node_type_json(dagsgd::fuzz::text_of(data, size), "fuzz");
   if (!node.ok()) return 0;
   FUZZ_REQUIRE(validate_node_type(*node).ok());
   auto network = parse_network_spec("fat-tree:2:1");

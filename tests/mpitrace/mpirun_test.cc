@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/text.h"
 #include "dagsgd/mpitrace/recorder.h"
 #include "dagsgd/trace/manifest.h"
 #include "dagsgd/trace/osu_log.h"
@@ -17,6 +18,7 @@
 namespace dagsgd::mpitrace {
 namespace {
 
+using ::dagsgd::testing::contains;
 using testing::fresh_dir;
 using testing::mpirun;
 using testing::read_trace;
@@ -24,6 +26,31 @@ using testing::run;
 
 std::string traced(const std::string& dir) {
   return " -x LD_PRELOAD=" + std::string(DAGSGD_MPITRACE_LIB) + " -x DAGSGD_TRACE_DIR=" + dir;
+}
+
+// A fresh, existing directory for the traces of one test.
+std::string trace_dir(const std::string& name) {
+  std::string dir = fresh_dir(name);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// `program ARGS` on `ranks` ranks, each tracing into `dir`.
+testing::CommandResult run_traced(int ranks, const std::string& dir, const std::string& program,
+                                  const std::string& args) {
+  return run(mpirun(ranks) + traced(dir) + " " + program + " " + args);
+}
+
+// The allreduce benchmark called as the training runtime calls MPI (non-blocking, in place, one
+// call after another), traced into `dir`.
+testing::CommandResult run_as_the_runtime(int ranks, const std::string& dir,
+                                          const std::string& args) {
+  return run_traced(ranks, dir, DAGSGD_ALLREDUCE_BENCH,
+                    "--nonblocking --in-place --back-to-back " + args);
+}
+
+std::string rank_trace_path(const std::string& dir, int rank) {
+  return dir + "/rank-" + std::to_string(rank) + ".trace.json";
 }
 
 std::vector<nlohmann::json> spans(const nlohmann::json& trace, const std::string& name) {
@@ -57,7 +84,7 @@ TEST(AllreduceBench, ConcurrentRequestsHaveTheirOwnTable) {
                " --nonblocking --in-place --concurrent 3 --min-bytes 4 --max-bytes 64 "
                "--iterations 3 --warmup 1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("3 concurrent MPI_Iallreduce + MPI_Waitall, in place"), std::string::npos)
+  EXPECT_TRUE(contains(r.output, "3 concurrent MPI_Iallreduce + MPI_Waitall, in place"))
       << r.output;
   const std::string header = "Ratio  Iterations\n";
   const auto rows = r.output.find(header);
@@ -82,8 +109,7 @@ TEST(AllreduceBench, ConcurrentRequestsHaveTheirOwnTable) {
   }
   EXPECT_EQ(sizes, (std::vector<long>{4, 8, 16, 32, 64})) << r.output;
 
-  const std::string dir = fresh_dir("concurrent");
-  std::filesystem::create_directories(dir);
+  const std::string dir = trace_dir("concurrent");
   const std::string log = dir + "/concurrent.log";
   {
     std::ofstream out(log);
@@ -91,24 +117,22 @@ TEST(AllreduceBench, ConcurrentRequestsHaveTheirOwnTable) {
   }
   auto c = run(std::string(DAGSGD_BINARY) + " calibrate " + log);
   EXPECT_EQ(c.exit_code, 2) << c.output;
-  EXPECT_NE(c.output.find(log), std::string::npos) << c.output;
+  EXPECT_TRUE(contains(c.output, log)) << c.output;
 }
 
 // --back-to-back: no barrier between calls (one before each size's first), and the same OSU
 // table of each rank's mean per call, the fastest and the slowest rank's mean as Min and Max,
 // which calibrate's log reader takes as any other OSU full table.
 TEST(AllreduceBench, BackToBackIsAnOsuTableOfTheRanksMeans) {
-  const std::string dir = fresh_dir("back-to-back");
-  std::filesystem::create_directories(dir);
-  auto r = run(mpirun(3) + traced(dir) + " " + DAGSGD_ALLREDUCE_BENCH +
-               " --nonblocking --in-place --back-to-back --min-bytes 4096 --max-bytes 16384 "
-               "--iterations 5 --warmup 1");
+  const std::string dir = trace_dir("back-to-back");
+  auto r =
+      run_as_the_runtime(3, dir, "--min-bytes 4096 --max-bytes 16384 --iterations 5 --warmup 1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto table = r.output.find("# dagsgd allreduce latency");
   ASSERT_NE(table, std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("3 ranks, 5 iterations, MPI_Iallreduce + MPI_Wait, in place, back to "
-                          "back (Min, Max: the fastest, the slowest rank's mean)"),
-            std::string::npos)
+  EXPECT_TRUE(contains(r.output,
+                       "3 ranks, 5 iterations, MPI_Iallreduce + MPI_Wait, in place, back to "
+                       "back (Min, Max: the fastest, the slowest rank's mean)"))
       << r.output;
   // Whether a link can be fitted to it depends on the machine's noise: only the reading is
   // checked here.
@@ -125,7 +149,7 @@ TEST(AllreduceBench, BackToBackIsAnOsuTableOfTheRanksMeans) {
   }
   EXPECT_EQ(sizes, (std::vector<std::int64_t>{4096, 8192, 16384})) << r.output;
   for (int rank = 0; rank < 3; ++rank) {
-    auto t = read_trace(dir + "/rank-" + std::to_string(rank) + ".trace.json");
+    auto t = read_trace(rank_trace_path(dir, rank));
     ASSERT_TRUE(t.is_object());
     // Per size one barrier and three 8-byte reductions (the rank's mean, then its max and min).
     EXPECT_EQ(spans(t, "MPI_Barrier").size(), 3u) << "rank " << rank;
@@ -140,18 +164,16 @@ TEST(AllreduceBench, BackToBackIsAnOsuTableOfTheRanksMeans) {
 // every call starts at least the gap after the previous one ended (the loop checks the clock, so
 // the bound holds however loaded the machine is).
 TEST(AllreduceBench, GapComputesBetweenTheCalls) {
-  const std::string dir = fresh_dir("gap");
-  std::filesystem::create_directories(dir);
-  auto r = run(mpirun(2) + traced(dir) + " " + DAGSGD_ALLREDUCE_BENCH +
-               " --nonblocking --in-place --back-to-back --gap-us 20000 --min-bytes 4096 "
-               "--max-bytes 4096 --iterations 3 --warmup 1");
+  const std::string dir = trace_dir("gap");
+  auto r = run_as_the_runtime(
+      2, dir, "--gap-us 20000 --min-bytes 4096 --max-bytes 4096 --iterations 3 --warmup 1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("back to back (Min, Max: the fastest, the slowest rank's mean), 20000 "
-                          "us of computation before each call"),
-            std::string::npos)
+  EXPECT_TRUE(contains(r.output,
+                       "back to back (Min, Max: the fastest, the slowest rank's mean), 20000 "
+                       "us of computation before each call"))
       << r.output;
   for (int rank = 0; rank < 2; ++rank) {
-    auto t = read_trace(dir + "/rank-" + std::to_string(rank) + ".trace.json");
+    auto t = read_trace(rank_trace_path(dir, rank));
     ASSERT_TRUE(t.is_object());
     auto issues = spans(t, "MPI_Iallreduce");
     auto waits = spans(t, "MPI_Wait");
@@ -171,8 +193,7 @@ TEST(CpuShareBench, PrintsBothWaysAndTheirRatio) {
   auto r = run(mpirun(3) + " " + DAGSGD_CPU_SHARE_BENCH +
                " --compute-ranks 1 --spin-millions 2 --iterations 2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("# dagsgd cpu share: 1 computing rank(s), 2 waiting"), std::string::npos)
-      << r.output;
+  EXPECT_TRUE(contains(r.output, "# dagsgd cpu share: 1 computing rank(s), 2 waiting")) << r.output;
   std::map<std::string, double> values;
   std::istringstream lines(r.output);
   std::string key;
@@ -195,25 +216,23 @@ TEST(CpuShareBench, PrintsBothWaysAndTheirRatio) {
 
   auto all = run(mpirun(2) + " " + DAGSGD_CPU_SHARE_BENCH + " --compute-ranks 2");
   EXPECT_EQ(all.exit_code, 2) << all.output;
-  EXPECT_NE(all.output.find("--compute-ranks must be in 1..1 (got 2)"), std::string::npos)
-      << all.output;
+  EXPECT_TRUE(contains(all.output, "--compute-ranks must be in 1..1 (got 2)")) << all.output;
 }
 
 TEST(MpiTrace, RecordsEveryBenchmarkCallWithItsBytes) {
-  std::string dir = fresh_dir("bench");
-  std::filesystem::create_directories(dir);
-  auto r = run(mpirun(2) + traced(dir) + " " + DAGSGD_ALLREDUCE_BENCH +
-               " --min-bytes 4 --max-bytes 64 --iterations 4 --warmup 2");
+  std::string dir = trace_dir("bench");
+  auto r = run_traced(2, dir, DAGSGD_ALLREDUCE_BENCH,
+                      "--min-bytes 4 --max-bytes 64 --iterations 4 --warmup 2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // The OSU table that `dagsgd calibrate` reads.
-  EXPECT_NE(r.output.find("# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  "
-                          "Iterations\n4 "),
-            std::string::npos)
+  EXPECT_TRUE(contains(r.output,
+                       "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  "
+                       "Iterations\n4 "))
       << r.output;
-  EXPECT_NE(r.output.find("\n64 "), std::string::npos) << r.output;
+  EXPECT_TRUE(contains(r.output, "\n64 ")) << r.output;
   std::string run_id;  // without collect, rank 0 makes one for all
   for (int rank = 0; rank < 2; ++rank) {
-    auto t = read_trace(dir + "/rank-" + std::to_string(rank) + ".trace.json");
+    auto t = read_trace(rank_trace_path(dir, rank));
     ASSERT_TRUE(t.is_object());
     EXPECT_EQ(t["distributedInfo"]["rank"], rank);
     if (rank == 0) run_id = t["distributedInfo"]["run_id"];
@@ -258,14 +277,12 @@ std::int64_t arg_of(const nlohmann::json& e, const char* key) {
 TEST(MpiTrace, RecordsPointToPointNonBlockingAndCompletions) {
   const int ranks = 3;
   const int iterations = 2;
-  std::string dir = fresh_dir("calls");
-  std::filesystem::create_directories(dir);
-  auto r = run(mpirun(ranks) + traced(dir) + " " + DAGSGD_MPI_CALLS + " --iterations " +
-               std::to_string(iterations));
+  std::string dir = trace_dir("calls");
+  auto r = run_traced(ranks, dir, DAGSGD_MPI_CALLS, "--iterations " + std::to_string(iterations));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (int rank = 0; rank < ranks; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
-    auto t = read_trace(dir + "/rank-" + std::to_string(rank) + ".trace.json");
+    auto t = read_trace(rank_trace_path(dir, rank));
     ASSERT_TRUE(t.is_object());
     expect_layout(t, rank, ranks);
     const int next = (rank + 1) % ranks;
@@ -364,11 +381,9 @@ TEST(MpiTrace, RecordsPointToPointNonBlockingAndCompletions) {
 TEST(MpiTrace, RankWithoutTraceDoesNotBlockTheOthers) {
   std::string dir = fresh_dir("unwritable");
   std::filesystem::create_directories(dir + "/rank-1.trace.json");  // a directory: open fails
-  auto r =
-      run(mpirun(2) + traced(dir) + " " + DAGSGD_ALLREDUCE_BENCH + " --max-bytes 8 --iterations 2");
+  auto r = run_traced(2, dir, DAGSGD_ALLREDUCE_BENCH, "--max-bytes 8 --iterations 2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("dagsgd-mpitrace: rank 1: cannot create trace"), std::string::npos)
-      << r.output;
+  EXPECT_TRUE(contains(r.output, "dagsgd-mpitrace: rank 1: cannot create trace")) << r.output;
   auto t = read_trace(dir + "/rank-0.trace.json");
   EXPECT_EQ(spans(t, "MPI_Allreduce").size(), 2u * 12u);
 }
@@ -415,8 +430,8 @@ TEST(MpiTrace, CollectSurvivesAKilledRank) {
       run(std::string(DAGSGD_BINARY) + " collect --flush-ms 20 --out " + dir + " -- " + mpirun(3) +
           " " + DAGSGD_MPI_CALLS + " --iterations 1000000 --kill-rank 1 --kill-after 5");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("dagsgd: error: the command "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("traces kept: rank 0 ("), std::string::npos) << r.output;
+  EXPECT_TRUE(contains(r.output, "dagsgd: error: the command ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "traces kept: rank 0 (")) << r.output;
   auto m = trace::read_manifest(dir);
   ASSERT_TRUE(m.ok()) << m.error().message;
   EXPECT_EQ(m->ranks, 3);
@@ -424,7 +439,7 @@ TEST(MpiTrace, CollectSurvivesAKilledRank) {
   for (int rank : {0, 2}) {
     SCOPED_TRACE("rank " + std::to_string(rank));
     // collect repaired the file in place if its writer died before closing it.
-    std::string path = dir + "/rank-" + std::to_string(rank) + ".trace.json";
+    std::string path = rank_trace_path(dir, rank);
     auto t = nlohmann::json::parse(*model::read_file(path), nullptr, false);
     ASSERT_FALSE(t.is_discarded());
     // The survivors completed the 5 iterations before the kill, then blocked on rank 1.
@@ -438,14 +453,12 @@ TEST(MpiTrace, CollectSurvivesAKilledRank) {
 // Request handles recycled between threads must not lose or mix up non-blocking spans.
 TEST(MpiTrace, TracksRequestsOfConcurrentThreads) {
   const int iterations = 300;
-  std::string dir = fresh_dir("threads");
-  std::filesystem::create_directories(dir);
-  auto r = run(mpirun(2) + traced(dir) + " " + DAGSGD_MPI_THREADS + " --iterations " +
-               std::to_string(iterations));
+  std::string dir = trace_dir("threads");
+  auto r = run_traced(2, dir, DAGSGD_MPI_THREADS, "--iterations " + std::to_string(iterations));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (int rank = 0; rank < 2; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
-    auto t = read_trace(dir + "/rank-" + std::to_string(rank) + ".trace.json");
+    auto t = read_trace(rank_trace_path(dir, rank));
     for (const char* op : {"MPI_Isend", "MPI_Irecv"}) {
       auto got = spans(t, op);
       EXPECT_EQ(got.size(), 4u * iterations) << op;
@@ -468,14 +481,12 @@ TEST(MpiTrace, TracksRequestsOfConcurrentThreads) {
 // peer and root are world ranks, also on a sub-communicator that numbers the ranks differently.
 TEST(MpiTrace, TranslatesSubCommunicatorRanksToWorldRanks) {
   const int ranks = 3;
-  std::string dir = fresh_dir("subcomm");
-  std::filesystem::create_directories(dir);
-  auto r =
-      run(mpirun(ranks) + traced(dir) + " " + DAGSGD_MPI_CALLS + " --iterations 0 --subcomm 1");
+  std::string dir = trace_dir("subcomm");
+  auto r = run_traced(ranks, dir, DAGSGD_MPI_CALLS, "--iterations 0 --subcomm 1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (int rank = 0; rank < ranks; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
-    auto t = read_trace(dir + "/rank-" + std::to_string(rank) + ".trace.json");
+    auto t = read_trace(rank_trace_path(dir, rank));
     const int sub = ranks - 1 - rank;
     auto world_of = [&](int s) { return ranks - 1 - s; };
     auto bcast = spans(t, "MPI_Bcast");
@@ -498,7 +509,7 @@ TEST(MpiTrace, CrashingRankKeepsItsCompletedEvents) {
                mpirun(2) + " " + DAGSGD_MPI_CALLS +
                " --iterations 1000000 --kill-rank 1 --kill-after 3 --kill-signal 11");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("rank 1 (84 events"), std::string::npos) << r.output;
+  EXPECT_TRUE(contains(r.output, "rank 1 (84 events")) << r.output;
   auto t = read_trace(dir + "/rank-1.trace.json");
   EXPECT_EQ(spans(t, "MPI_Allreduce").size(), 3u);
   EXPECT_EQ(spans(t, "MPI_Testall").size(), 3u);
@@ -506,11 +517,10 @@ TEST(MpiTrace, CrashingRankKeepsItsCompletedEvents) {
 
 // exit() without MPI_Finalize closes the traces, with no end clock sample.
 TEST(MpiTrace, ExitWithoutFinalizeClosesTheTrace) {
-  std::string dir = fresh_dir("nofinalize");
-  std::filesystem::create_directories(dir);
-  auto r = run(mpirun(2) + traced(dir) + " " + DAGSGD_MPI_CALLS + " --iterations 2 --finalize 0");
+  std::string dir = trace_dir("nofinalize");
+  auto r = run_traced(2, dir, DAGSGD_MPI_CALLS, "--iterations 2 --finalize 0");
   for (int rank = 0; rank < 2; ++rank) {
-    std::string path = dir + "/rank-" + std::to_string(rank) + ".trace.json";
+    std::string path = rank_trace_path(dir, rank);
     auto t = nlohmann::json::parse(*model::read_file(path), nullptr, false);
     ASSERT_FALSE(t.is_discarded()) << path << "\n" << r.output;
     EXPECT_EQ(spans(t, "MPI_Allreduce").size(), 2u);

@@ -20,6 +20,17 @@ testing::CommandResult collect(const std::string& args) {
   return run(std::string(DAGSGD_BINARY) + " collect " + args);
 }
 
+// `dagsgd collect ARGS`, expected to exit with `exit_code` and to say `message` (if any); its
+// output.
+std::string collect_fails(const std::string& args, int exit_code, const std::string& message = "") {
+  auto r = collect(args);
+  EXPECT_EQ(r.exit_code, exit_code) << args << "\n" << r.output;
+  if (!message.empty()) {
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+  }
+  return r.output;
+}
+
 RecorderConfig config_in(const std::string& dir) {
   std::filesystem::create_directories(dir);
   RecorderConfig c;
@@ -170,26 +181,18 @@ TEST(Recorder, UnwritableTraceIsAnError) {
 
 TEST(CollectUsage, NoCommandAfterSeparatorExits2) {
   std::string dir = fresh_dir("usage-nocmd");
-  auto r = collect("--out " + dir + " --");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("no command given"), std::string::npos) << r.output;
-  r = collect("--out " + dir);
-  EXPECT_EQ(r.exit_code, 2) << r.output;
+  collect_fails("--out " + dir + " --", 2, "no command given");
+  collect_fails("--out " + dir, 2);
   EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
 TEST(CollectUsage, ExistingOutWithoutForceExits2) {
   std::string dir = fresh_dir("usage-exists");
   std::filesystem::create_directories(dir);
-  auto r = collect("--out " + dir + " -- true");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--force"), std::string::npos) << r.output;
+  collect_fails("--out " + dir + " -- true", 2, "--force");
 }
 
-TEST(CollectUsage, MissingOutExits2) {
-  auto r = collect("-- true");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-}
+TEST(CollectUsage, MissingOutExits2) { collect_fails("-- true", 2); }
 
 TEST(CollectUsage, MissingTracerLibraryIsAClearError) {
   std::string dir = fresh_dir("usage-nolib");
@@ -201,10 +204,8 @@ TEST(CollectUsage, MissingTracerLibraryIsAClearError) {
 
 TEST(CollectUsage, NonMpiProgramLeavesNoTraceAndFails) {
   std::string dir = fresh_dir("usage-nompi");
-  auto r = collect("--out " + dir + " -- true");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("no rank wrote a trace"), std::string::npos) << r.output;
-  EXPECT_FALSE(std::filesystem::exists(dir)) << r.output;
+  const std::string output = collect_fails("--out " + dir + " -- true", 1, "no rank wrote a trace");
+  EXPECT_FALSE(std::filesystem::exists(dir)) << output;
 }
 
 // The benchmark's flags: each bad value is one line naming the flag, exit 2 (as a singleton).
@@ -229,17 +230,14 @@ TEST(BenchUsage, BadCountsExit2NamingTheFlag) {
 // --force), and a directory the user had stays.
 TEST(CollectUsage, FailedCollectLeavesNoDirectoryItMade) {
   std::string dir = fresh_dir("usage-cleanup");
-  auto r = collect("--out " + dir + "/a/b -- false");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("the command exited with status 1"), std::string::npos) << r.output;
-  EXPECT_FALSE(std::filesystem::exists(dir)) << r.output;
-  r = collect("--out " + dir + " -- /nonexistent/prog");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_FALSE(std::filesystem::exists(dir)) << r.output;
+  std::string output =
+      collect_fails("--out " + dir + "/a/b -- false", 1, "the command exited with status 1");
+  EXPECT_FALSE(std::filesystem::exists(dir)) << output;
+  output = collect_fails("--out " + dir + " -- /nonexistent/prog", 1);
+  EXPECT_FALSE(std::filesystem::exists(dir)) << output;
   std::filesystem::create_directories(dir);
   ASSERT_TRUE(model::write_file(dir + "/notes.txt", "mine", true).ok());
-  r = collect("--force --out " + dir + " -- false");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  collect_fails("--force --out " + dir + " -- false", 1);
   EXPECT_TRUE(std::filesystem::exists(dir + "/notes.txt"));
   EXPECT_FALSE(std::filesystem::exists(dir + "/manifest.json"));
   std::filesystem::remove_all(dir);

@@ -2,7 +2,10 @@
 // the one-line error; nothing trains forever by accident.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "dagsgd/runtime/train_config.h"
 
@@ -17,18 +20,28 @@ std::string error_for(std::string TrainFlags::*flag, const std::string& value) {
   return c.ok() ? "" : c.error().message;
 }
 
+// One flag set to one value, and the error it gets.
+struct FlagCase {
+  std::string TrainFlags::*flag;
+  const char* value;
+  const char* error;
+};
+
+void expect_errors(std::initializer_list<FlagCase> cases) {
+  for (const FlagCase& c : cases) EXPECT_EQ(error_for(c.flag, c.value), c.error) << c.value;
+}
+
 TEST(TrainFlags, RejectsWhatWouldTrainForeverOrOverflow) {
-  EXPECT_EQ(error_for(&TrainFlags::iterations, "0"),
-            "--iterations: '0' is out of range (1..9223372036854775807)");
-  EXPECT_EQ(error_for(&TrainFlags::iterations, "-3"),
-            "--iterations: '-3' is out of range (1..9223372036854775807)");
-  EXPECT_EQ(error_for(&TrainFlags::iterations, "99999999999999999999"),
-            "--iterations: '99999999999999999999' is out of range (1..9223372036854775807)");
-  EXPECT_EQ(error_for(&TrainFlags::epochs, "0"), "--epochs: '0' is out of range (1..1000000)");
-  EXPECT_EQ(error_for(&TrainFlags::epochs, "2000000000"),
-            "--epochs: '2000000000' is out of range (1..1000000)");
-  EXPECT_EQ(error_for(&TrainFlags::epochs, "1e3"), "--epochs: '1e3' is not an integer");
-  EXPECT_EQ(error_for(&TrainFlags::batch, "0"), "--batch: '0' is out of range (1..65536)");
+  expect_errors(
+      {{&TrainFlags::iterations, "0", "--iterations: '0' is out of range (1..9223372036854775807)"},
+       {&TrainFlags::iterations, "-3",
+        "--iterations: '-3' is out of range (1..9223372036854775807)"},
+       {&TrainFlags::iterations, "99999999999999999999",
+        "--iterations: '99999999999999999999' is out of range (1..9223372036854775807)"},
+       {&TrainFlags::epochs, "0", "--epochs: '0' is out of range (1..1000000)"},
+       {&TrainFlags::epochs, "2000000000", "--epochs: '2000000000' is out of range (1..1000000)"},
+       {&TrainFlags::epochs, "1e3", "--epochs: '1e3' is not an integer"},
+       {&TrainFlags::batch, "0", "--batch: '0' is out of range (1..65536)"}});
   EXPECT_NE(error_for(&TrainFlags::sync, "easgd:99999999999,0.5").find("TAU in 1..1000000"),
             std::string::npos);
   EXPECT_NE(error_for(&TrainFlags::overlap, "bucket:inf").find("positive number of MiB"),
@@ -36,24 +49,26 @@ TEST(TrainFlags, RejectsWhatWouldTrainForeverOrOverflow) {
 }
 
 TEST(TrainFlags, RealsMustBeFiniteAndInRange) {
-  EXPECT_EQ(error_for(&TrainFlags::lr, "inf"), "--lr: 'inf' is not a finite number");
-  EXPECT_EQ(error_for(&TrainFlags::lr, "nan"), "--lr: 'nan' is not a finite number");
-  EXPECT_EQ(error_for(&TrainFlags::lr, "-0.1"), "--lr: '-0.1' must be positive");
-  EXPECT_EQ(error_for(&TrainFlags::lr, "0"), "--lr: '0' must be positive");
-  EXPECT_EQ(error_for(&TrainFlags::lr, "0.1x"), "--lr: '0.1x' is not a finite number");
-  EXPECT_EQ(error_for(&TrainFlags::momentum, "nan"), "--momentum: 'nan' is not a finite number");
-  EXPECT_EQ(error_for(&TrainFlags::momentum, "1"), "--momentum: '1' must be in [0, 1)");
-  EXPECT_EQ(error_for(&TrainFlags::topk, "nan"), "--topk: 'nan' is not a finite number");
-  EXPECT_EQ(error_for(&TrainFlags::topk, "1.5"), "--topk: '1.5' must be in (0, 1]");
+  expect_errors({{&TrainFlags::lr, "inf", "--lr: 'inf' is not a finite number"},
+                 {&TrainFlags::lr, "nan", "--lr: 'nan' is not a finite number"},
+                 {&TrainFlags::lr, "-0.1", "--lr: '-0.1' must be positive"},
+                 {&TrainFlags::lr, "0", "--lr: '0' must be positive"},
+                 {&TrainFlags::lr, "0.1x", "--lr: '0.1x' is not a finite number"},
+                 {&TrainFlags::momentum, "nan", "--momentum: 'nan' is not a finite number"},
+                 {&TrainFlags::momentum, "1", "--momentum: '1' must be in [0, 1)"},
+                 {&TrainFlags::topk, "nan", "--topk: 'nan' is not a finite number"},
+                 {&TrainFlags::topk, "1.5", "--topk: '1.5' must be in (0, 1]"}});
 }
 
 TEST(TrainFlags, AcceptsTheWholeRange) {
-  EXPECT_EQ(error_for(&TrainFlags::seed, "5"), "");
-  EXPECT_EQ(error_for(&TrainFlags::seed, "18446744073709551615"), "");
+  const std::pair<std::string TrainFlags::*, const char*> accepted[] = {
+      {&TrainFlags::seed, "5"},
+      {&TrainFlags::seed, "18446744073709551615"},
+      {&TrainFlags::iterations, "1"},
+      {&TrainFlags::lr, "1e-3"},
+      {&TrainFlags::warmup, "0"}};
+  for (const auto& [flag, value] : accepted) EXPECT_EQ(error_for(flag, value), "") << value;
   EXPECT_EQ(error_for(&TrainFlags::seed, "-1"), "--seed: '-1' is not an integer");
-  EXPECT_EQ(error_for(&TrainFlags::iterations, "1"), "");
-  EXPECT_EQ(error_for(&TrainFlags::lr, "1e-3"), "");
-  EXPECT_EQ(error_for(&TrainFlags::warmup, "0"), "");
   TrainFlags f;
   f.seed = "18446744073709551615";
   f.iterations = "7";

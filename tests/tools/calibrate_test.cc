@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -48,6 +49,22 @@ nlohmann::json calibrate_table(const std::string& log, const std::string& table)
   CliResult r = run("calibrate " + log + " --json", /*merge=*/false);
   EXPECT_EQ(r.code, 0) << r.out;
   return nlohmann::json::parse(r.out, nullptr, false);
+}
+
+// A dagsgd-allreduce-bench table (OSU's full format): `title` says what was run; each row is a
+// size in bytes and its Avg, Min and Max latency in us, over 10 iterations.
+std::string bench_table(const std::string& title,
+                        std::initializer_list<std::array<double, 4>> rows) {
+  std::string out =
+      "# dagsgd allreduce latency benchmark (OSU format), " + title + "\n" +
+      "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n";
+  for (const auto& [bytes, avg, min, max] : rows) {
+    std::array<char, 128> line{};
+    std::snprintf(line.data(), line.size(), "%-12.0f %15.2f %17.2f %17.2f %11d\n", bytes, avg, min,
+                  max, 10);
+    out += line.data();
+  }
+  return out;
 }
 
 std::string temp_dir() {
@@ -179,14 +196,10 @@ TEST(Calibrate, SeveralLogsFittedTogether) {
 // the entry keeps the latencies for its rank count.
 TEST(Calibrate, FullTableUsesMaxAndKeepsTheCurve) {
   const std::string log = temp_dir() + "/bench2.log";
-  auto j = calibrate_table(
-      log,
-      "# dagsgd allreduce latency benchmark (OSU format), 2 ranks\n"
-      "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
-      "1024                  100.00             90.00            110.00          10\n"
-      "65536                 400.00            380.00            440.00          10\n"
-      "1048576              4100.00           4000.00           4510.00          10\n"
-      "4194304             16100.00          16000.00          17710.00          10\n");
+  auto j = calibrate_table(log, bench_table("2 ranks", {{1024, 100, 90, 110},
+                                                        {65536, 400, 380, 440},
+                                                        {1048576, 4100, 4000, 4510},
+                                                        {4194304, 16100, 16000, 17710}}));
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["statistic"], "max");
   EXPECT_DOUBLE_EQ(j["points"][3]["measured_us"].get<double>(), 17710);
@@ -229,15 +242,12 @@ TEST(Calibrate, FullTableUsesMaxAndKeepsTheCurve) {
 // the stream's time per call alone, with no slowest-rank tail and no fastest (root) rank.
 TEST(Calibrate, BackToBackTableKeepsTheStreamAlone) {
   const std::string log = temp_dir() + "/stream3.log";
-  auto j = calibrate_table(
-      log,
-      "# dagsgd allreduce latency benchmark (OSU format), 3 ranks, 10 iterations, "
-      "MPI_Iallreduce + MPI_Wait, in place, back to back (Min, Max: the fastest, "
-      "the slowest rank's mean)\n"
-      "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
-      "65536                 400.00            398.00            402.00          10\n"
-      "1048576              4100.00           4090.00           4110.00          10\n"
-      "4194304             16100.00          16050.00          16150.00          10\n");
+  auto j = calibrate_table(log, bench_table("3 ranks, 10 iterations, MPI_Iallreduce + MPI_Wait, in "
+                                            "place, back to back (Min, Max: the fastest, the "
+                                            "slowest rank's mean)",
+                                            {{65536, 400, 398, 402},
+                                             {1048576, 4100, 4090, 4110},
+                                             {4194304, 16100, 16050, 16150}}));
   ASSERT_FALSE(j.is_discarded());
   const auto& curves = j["fabric"]["allreduce_measured"];
   ASSERT_EQ(curves.size(), 1u) << j["fabric"];

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <utility>
 
 #include "dagsgd/model/dag.h"
@@ -18,42 +19,37 @@ namespace dagsgd::trace {
 namespace fs = std::filesystem;
 using model::Nanos;
 
+namespace {
+
+// The name of `value` in `names`, a table in the order of its enum; `fallback` past its end.
+template <typename Enum, std::size_t N>
+const char* name_in(const char* const (&names)[N], Enum value, const char* fallback) {
+  const auto i = static_cast<std::size_t>(value);
+  return i < N ? names[i] : fallback;
+}
+
+}  // namespace
+
 const char* category_name(EventCategory c) {
-  switch (c) {
-    case EventCategory::kKernel:
-      return "kernel";
-    case EventCategory::kMemcpy:
-      return "gpu_memcpy";
-    case EventCategory::kMemset:
-      return "gpu_memset";
-    case EventCategory::kRuntime:
-      return "cuda_runtime";
-    case EventCategory::kSync:
-      return "cuda_sync";
-    case EventCategory::kAnnotation:
-      return "user_annotation";
-    case EventCategory::kGpuAnnotation:
-      return "gpu_user_annotation";
-    case EventCategory::kCpuOp:
-      return "cpu_op";
-    case EventCategory::kMpi:
-      return "mpi";
-    case EventCategory::kOther:
-      return "other";
-  }
-  return "other";
+  // In the order of the enum; the Kineto categories by their names in event.h.
+  static constexpr const char* kNames[] = {cat::kKernel,
+                                           cat::kGpuMemcpy,
+                                           cat::kGpuMemset,
+                                           cat::kCudaRuntime,
+                                           cat::kCudaSync,
+                                           cat::kUserAnnotation,
+                                           cat::kGpuUserAnnotation,
+                                           cat::kCpuOp,
+                                           "mpi",
+                                           "other"};
+  static_assert(std::size(kNames) == kEventCategoryCount);
+  return name_in(kNames, c, "other");
 }
 
 const char* run_source_name(RunSource s) {
-  switch (s) {
-    case RunSource::kDagsgdTrain:
-      return "dagsgd-train";
-    case RunSource::kDagsgdCollect:
-      return "dagsgd-collect";
-    case RunSource::kKineto:
-      return "kineto";
-  }
-  return "kineto";
+  // In the order of the enum.
+  static constexpr const char* kNames[] = {"dagsgd-train", "dagsgd-collect", "kineto"};
+  return name_in(kNames, s, "kineto");
 }
 
 std::int64_t ImportReport::problem_count() const {

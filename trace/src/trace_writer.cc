@@ -4,12 +4,15 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
+#include <utility>
 
 namespace dagsgd::trace {
 
@@ -78,27 +81,17 @@ void append_json_string(std::string& out, const std::string& s) {
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(s, run, i - run);
     run = i + 1;
-    switch (c) {
-      case '"':
-        out.append("\\\"");
-        break;
-      case '\\':
-        out.append("\\\\");
-        break;
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\t':
-        out.append("\\t");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      default: {
-        char tmp[8];
-        std::snprintf(tmp, sizeof tmp, "\\u%04x", c);
-        out.append(tmp);
-      }
+    // JSON's two-character escapes for the characters that have one, else \u00XX.
+    static constexpr std::pair<unsigned char, const char*> kShort[] = {
+        {'"', "\\\""}, {'\\', "\\\\"}, {'\n', "\\n"}, {'\t', "\\t"}, {'\r', "\\r"}};
+    const auto* e = std::find_if(std::begin(kShort), std::end(kShort),
+                                 [c](const auto& k) { return k.first == c; });
+    if (e != std::end(kShort)) {
+      out.append(e->second);
+    } else {
+      char tmp[8];
+      std::snprintf(tmp, sizeof tmp, "\\u%04x", c);
+      out.append(tmp);
     }
   }
   out.append(s, run, s.size() - run);
