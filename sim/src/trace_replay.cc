@@ -33,8 +33,8 @@ std::vector<Interval> measured_windows(const trace::TraceDag& td, int r) {
 }
 
 std::vector<std::vector<Interval>> every_rank_windows(const trace::TraceDag& td) {
-  std::vector<std::vector<Interval>> mw;
-  for (int r = 0; r < td.ranks; ++r) mw.push_back(measured_windows(td, r));
+  std::vector<std::vector<Interval>> mw(static_cast<std::size_t>(td.ranks));
+  for (int r = 0; r < td.ranks; ++r) mw[static_cast<std::size_t>(r)] = measured_windows(td, r);
   return mw;
 }
 
