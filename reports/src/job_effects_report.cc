@@ -27,7 +27,9 @@ bool noise_writable(const sim::IterationNoise& n) {
 std::string slowdown_text(const sim::OverlapSlowdown& s, const std::string& subjects,
                           const std::string& others) {
   std::string out;
-  if (!s.measured()) {
+  if (s.seen == 0) {
+    out = "not measurable: the trace has no " + subjects + "s";
+  } else if (!s.measured()) {
     out = "not measurable: no " + subjects + " ran beside " + others +
           " for half its duration or more while the same kernel (name and shape) also ran alone";
   } else {
@@ -46,6 +48,7 @@ std::string slowdown_text(const sim::OverlapSlowdown& s, const std::string& subj
 ordered_json slowdown_json(const sim::OverlapSlowdown& s, const char* key) {
   ordered_json j;
   j[key] = s.measured() ? ordered_json(detail::round6(s.slowdown)) : ordered_json(nullptr);
+  j["seen"] = s.seen;
   j["samples"] = s.samples;
   j["alone"] = s.alone;
   j["kernels"] = s.kernels;

@@ -56,6 +56,7 @@ OverlapSlowdown measure_overlap(const trace::ImportedRun& run, bool comm_subject
     for (const auto& e : rk.events) {
       if (e.category != trace::EventCategory::kKernel || e.dur <= 0) continue;
       if (is_comm_kernel(rk, e) != comm_subjects) continue;
+      ++out.seen;
       auto o = others.find(e.device);
       const Nanos ov = o == others.end() ? 0 : covered(o->second, {e.ts, e.ts + e.dur});
       auto& s = by_kernel[{rk.str(e.name), e.launch}];

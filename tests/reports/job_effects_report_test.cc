@@ -16,8 +16,8 @@ using nlohmann::json;
 
 sim::JobEffects measured() {
   sim::JobEffects e;
-  e.interference = {.slowdown = 1.07, .samples = 412, .alone = 900, .kernels = 31};
-  e.comm_slowdown = {.slowdown = 1.2, .samples = 20};
+  e.interference = {.slowdown = 1.07, .seen = 2000, .samples = 412, .alone = 900, .kernels = 31};
+  e.comm_slowdown = {.slowdown = 1.2, .seen = 40, .samples = 20};
   e.noise = {.iteration_cv = 0.012,
              .rank_cv = 0.01,
              .iterations = 3,
@@ -99,9 +99,15 @@ TEST(JobEffectsText, SaysWhatItCouldNotMeasure) {
   EXPECT_NE(measured_text.find("cv 1.20%"), std::string::npos) << measured_text;
   const std::string empty = job_effects_text(sim::JobEffects{});
   EXPECT_NE(empty.find("Interference: compute kernels beside communication kernels on their "
-                       "GPU: not measurable"),
+                       "GPU: not measurable: the trace has no compute kernels"),
             std::string::npos)
       << empty;
+  sim::JobEffects apart = measured();
+  apart.interference = {.seen = 10};
+  const std::string apart_text = job_effects_text(apart);
+  EXPECT_NE(apart_text.find("not measurable: no compute kernel ran beside a communication kernel"),
+            std::string::npos)
+      << apart_text;
   EXPECT_NE(empty.find("needs 2 samples or more"), std::string::npos) << empty;
   EXPECT_EQ(empty.find("cv "), std::string::npos) << empty;
 }

@@ -72,6 +72,7 @@ TEST(JobEffects, ComputeSlowdownIsTimeWeightedOverKernelsSeenBothWays) {
   EXPECT_EQ(s.partial, 1);
   EXPECT_EQ(s.unmatched, 1);
   EXPECT_EQ(s.beside, 185000);
+  EXPECT_EQ(s.seen, 8);  // every compute kernel of the trace
 }
 
 TEST(JobEffects, CommunicationKernelsBesideCompute) {
@@ -103,6 +104,8 @@ TEST(JobEffects, NoCommunicationNoInterference) {
   EXPECT_FALSE(s.measured());
   EXPECT_EQ(s.slowdown, 0);
   EXPECT_EQ(s.alone, 0);  // alone counts only names that were also measured beside
+  EXPECT_EQ(s.seen, 1);
+  EXPECT_EQ(measure_comm_slowdown(run).seen, 0);
 }
 
 // `compute[r][k]` us of one kernel per rank r in iteration k (ProfilerStep#k, 1000 us each),

@@ -19,6 +19,7 @@ struct OverlapSlowdown {
   // Time-weighted over the subjects beside the other kind whose kernel was also seen alone: sum
   // of their durations / sum over them of their kernel's mean duration alone. 0: not measured.
   double slowdown = 0;
+  int seen = 0;       // subjects in the trace (0: a trace without such kernels, e.g. a CPU run)
   int samples = 0;    // subjects beside the other kind (at least half their duration overlapped)
   int alone = 0;      // subjects of those kernels with no overlap at all
   int kernels = 0;    // kernels (name and shape) with both kinds of samples
