@@ -9,6 +9,8 @@
 #include <map>
 
 #include "dagsgd/model/format.h"
+#include "dagsgd/reports/job_effects_report.h"
+#include "job_effects_json.h"
 #include "links_json.h"
 
 namespace dagsgd::reports {
@@ -238,7 +240,7 @@ ordered_json phase_json(const PhaseView& v) {
 }  // namespace
 
 std::string analyze_text(const trace::ImportedRun& run, const trace::TraceDag& dag,
-                         const sim::ReplayResult& r) {
+                         const sim::ReplayResult& r, const sim::JobEffects& effects) {
   std::string out = import_text(run);
   out += "DAG: " + std::to_string(dag.dag.task_count()) + " tasks, " +
          std::to_string(dag.dag.edge_count()) + " edges (" + trace::trace_mode_name(dag.mode) +
@@ -265,12 +267,13 @@ std::string analyze_text(const trace::ImportedRun& run, const trace::TraceDag& d
   out += "\n" + stragglers_text(dag, r) + "\n";
   out += "Bottleneck: " + r.bound + "; if communication were free: " + pct(r.if_comm_free) +
          "; if the network were twice as fast: " + pct(r.if_double_network) + "\n";
-  out += "(replayed with measured durations: " + pct(r.error) + " vs measured)\n";
+  out += "(replayed with measured durations: " + pct(r.error) + " vs measured)\n\n";
+  out += job_effects_text(effects);
   return out;
 }
 
 std::string analyze_json(const trace::ImportedRun& run, const trace::TraceDag& dag,
-                         const sim::ReplayResult& r) {
+                         const sim::ReplayResult& r, const sim::JobEffects& effects) {
   ordered_json j;
   j["import"] = import_json(run);
   j["dag"] = {{"mode", trace::trace_mode_name(dag.mode)},
@@ -288,6 +291,7 @@ std::string analyze_json(const trace::ImportedRun& run, const trace::TraceDag& d
   j["if_comm_free"] = r.if_comm_free;
   j["if_double_network"] = r.if_double_network;
   j["replay_error"] = r.error;
+  j["job_effects"] = detail::job_effects_json(effects);
   return j.dump(2) + "\n";
 }
 

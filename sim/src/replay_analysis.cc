@@ -59,9 +59,9 @@ std::string bound_of(const std::vector<PathShare>& path) {
 
 }  // namespace
 
-// Per-rank mean breakdown over iterations [warmup, n), on the measured or simulated timeline.
-std::vector<RankTime> breakdowns(const TraceDag& td, const SimResult* sim,
-                                 const std::vector<std::vector<Interval>>& windows, int warmup) {
+// Per rank, per iteration of `windows`, on the measured or simulated timeline.
+std::vector<std::vector<RankTime>> iteration_breakdowns(
+    const TraceDag& td, const SimResult* sim, const std::vector<std::vector<Interval>>& windows) {
   const int nr = td.ranks;
   std::vector<std::vector<std::pair<Cls, Interval>>> per_rank(static_cast<std::size_t>(nr));
   for (TaskId t = 0; t < static_cast<TaskId>(td.tasks.size()); ++t) {
@@ -85,14 +85,11 @@ std::vector<RankTime> breakdowns(const TraceDag& td, const SimResult* sim,
       per_rank[ru].push_back({Cls::kComm, iv});
     }
   }
-  std::vector<RankTime> out;
+  std::vector<std::vector<RankTime>> out(static_cast<std::size_t>(nr));
   for (int r = 0; r < nr; ++r) {
-    RankTime sum;
-    sum.rank = r;
-    const auto& w = windows[static_cast<std::size_t>(r)];
-    int n = 0;
-    for (std::size_t k = static_cast<std::size_t>(warmup); k < w.size(); ++k) {
-      auto [lo, hi] = w[k];
+    for (const auto& [lo, hi] : windows[static_cast<std::size_t>(r)]) {
+      RankTime t;
+      t.rank = r;
       std::vector<Interval> cls[4];
       std::vector<Interval> all;
       for (const auto& [c, iv] : per_rank[static_cast<std::size_t>(r)]) {
@@ -103,16 +100,37 @@ std::vector<RankTime> breakdowns(const TraceDag& td, const SimResult* sim,
       }
       auto compute = merge(cls[0]);
       auto comm = merge(cls[1]);
-      sum.window += hi - lo;
-      sum.compute += length(compute);
-      sum.comm_total += length(comm);
-      Nanos ov = length_and(comm, compute);
-      sum.overlap += ov;
-      sum.comm_exposed += length(comm) - ov;
-      sum.memcpy += length(merge(cls[2]));
-      sum.host += length(merge(cls[3]));
-      sum.idle += (hi - lo) - length(merge(all));
-      ++n;
+      t.window = hi - lo;
+      t.compute = length(compute);
+      t.comm_total = length(comm);
+      t.overlap = length_and(comm, compute);
+      t.comm_exposed = t.comm_total - t.overlap;
+      t.memcpy = length(merge(cls[2]));
+      t.host = length(merge(cls[3]));
+      t.idle = (hi - lo) - length(merge(all));
+      out[static_cast<std::size_t>(r)].push_back(t);
+    }
+  }
+  return out;
+}
+
+std::vector<RankTime> breakdowns(const TraceDag& td, const SimResult* sim,
+                                 const std::vector<std::vector<Interval>>& windows, int warmup) {
+  std::vector<RankTime> out;
+  for (const auto& its : iteration_breakdowns(td, sim, windows)) {
+    RankTime sum;
+    sum.rank = static_cast<int>(out.size());
+    int n = 0;
+    for (std::size_t k = static_cast<std::size_t>(warmup); k < its.size(); ++k, ++n) {
+      const RankTime& t = its[k];
+      sum.window += t.window;
+      sum.compute += t.compute;
+      sum.comm_total += t.comm_total;
+      sum.comm_exposed += t.comm_exposed;
+      sum.overlap += t.overlap;
+      sum.memcpy += t.memcpy;
+      sum.host += t.host;
+      sum.idle += t.idle;
     }
     if (n > 0) {
       for (Nanos* f : {&sum.window, &sum.compute, &sum.comm_total, &sum.comm_exposed, &sum.overlap,

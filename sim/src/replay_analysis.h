@@ -14,8 +14,12 @@ std::vector<model::Nanos> sim_iterations(const trace::TraceDag& td, const SimRes
 // Mean in seconds over iterations [warmup, n).
 double mean_s(const std::vector<model::Nanos>& v, int warmup);
 
-// Per-rank mean breakdown over iterations [warmup, n) of `windows` (per rank, per iteration),
-// on the measured timeline (`sim` null) or the simulated one.
+// Per rank, per iteration of `windows` (per rank, per iteration): the breakdown on the measured
+// timeline (`sim` null) or the simulated one.
+std::vector<std::vector<RankTime>> iteration_breakdowns(
+    const trace::TraceDag& td, const SimResult* sim,
+    const std::vector<std::vector<Interval>>& windows);
+// Per-rank mean of iteration_breakdowns over iterations [warmup, n).
 std::vector<RankTime> breakdowns(const trace::TraceDag& td, const SimResult* sim,
                                  const std::vector<std::vector<Interval>>& windows, int warmup);
 

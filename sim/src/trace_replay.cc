@@ -32,6 +32,12 @@ std::vector<Interval> measured_windows(const trace::TraceDag& td, int r) {
   return w;
 }
 
+std::vector<std::vector<Interval>> every_rank_windows(const trace::TraceDag& td) {
+  std::vector<std::vector<Interval>> mw(static_cast<std::size_t>(td.ranks));
+  for (int r = 0; r < td.ranks; ++r) mw[static_cast<std::size_t>(r)] = measured_windows(td, r);
+  return mw;
+}
+
 // The DAG with every rank's computation on its machine's cores (ReplayOptions::cpus).
 model::Expected<model::Dag> host_cpu_dag(const TraceDag& td, const ReplayOptions& o,
                                          CpuModelInfo& info) {
@@ -148,9 +154,11 @@ const char* comm_source_name(CommSource s) {
 }
 
 std::vector<RankTime> measured_rank_times(const trace::TraceDag& td) {
-  std::vector<std::vector<Interval>> mw(static_cast<std::size_t>(td.ranks));
-  for (int r = 0; r < td.ranks; ++r) mw[static_cast<std::size_t>(r)] = measured_windows(td, r);
-  return detail::breakdowns(td, nullptr, mw, td.warmup);
+  return detail::breakdowns(td, nullptr, every_rank_windows(td), td.warmup);
+}
+
+std::vector<std::vector<RankTime>> measured_iteration_times(const trace::TraceDag& td) {
+  return detail::iteration_breakdowns(td, nullptr, every_rank_windows(td));
 }
 
 model::Topology run_topology(const TraceDag& tdag) {
@@ -213,19 +221,13 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
   }
 
   // Breakdowns: measured windows per rank; simulated windows from the main rank's boundaries.
-  std::vector<std::vector<Interval>> mw(static_cast<std::size_t>(td.ranks));
-  std::vector<std::vector<Interval>> sw(static_cast<std::size_t>(td.ranks));
   std::vector<Interval> sim_main;
   for (std::size_t k = 0; k < td.boundary_task.size(); ++k) {
     const Nanos s = out.sim.start[static_cast<std::size_t>(td.boundary_task[k])];
     sim_main.push_back({s, s + out.predicted_iteration[k]});
   }
-  for (int r = 0; r < td.ranks; ++r) {
-    auto ru = static_cast<std::size_t>(r);
-    mw[ru] = measured_windows(td, r);
-    sw[ru] = sim_main;
-  }
-  out.measured_ranks = detail::breakdowns(td, nullptr, mw, out.warmup);
+  const std::vector<std::vector<Interval>> sw(static_cast<std::size_t>(td.ranks), sim_main);
+  out.measured_ranks = detail::breakdowns(td, nullptr, every_rank_windows(td), out.warmup);
   out.predicted_ranks = detail::breakdowns(td, &out.sim, sw, out.warmup);
   detail::analyze_critical_path(td, sim_main, out);
   if (network) {

@@ -60,6 +60,47 @@ TEST(ReplayCli, JsonFieldsAndTimeline) {
   fs::remove(tl);
 }
 
+// Issue 37: nccl_data has NCCL kernels beside compute kernels on its one GPU, three iterations
+// and one rank of two.
+TEST(AnalyzeCli, JobEffectsOfTheNcclTrace) {
+  const std::string trace = kKineto + "nccl_data.json.gz";
+  auto text = run_cli("analyze " + trace);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("Job effects"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Interference: compute kernels beside communication kernels on their "
+                          "GPU: 1."),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("3 iteration(s) x 1 rank(s)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("across ranks within an iteration: not measurable"), std::string::npos)
+      << text.out;
+  auto json = run_cli("analyze --json " + trace);
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto effects = nlohmann::json::parse(json.out)["job_effects"];
+  EXPECT_GE(effects["interference"]["compute_slowdown"].get<double>(), 1.0);
+  EXPECT_GT(effects["interference"]["samples"].get<int>(), 100);
+  EXPECT_EQ(effects["noise"]["iterations"], 3);
+  EXPECT_EQ(effects["noise"]["ranks"], 1);
+  EXPECT_TRUE(effects["noise"]["rank_cv"].is_null());
+
+  // --effects-out: the job-effects file with what the text said; not replaced without --force.
+  const std::string file = tmp("effects.json");
+  fs::remove(file);
+  ASSERT_EQ(run_cli("analyze --effects-out " + file + " " + trace).code, 0);
+  const auto written = nlohmann::json::parse(dagsgd::testing::slurp(file));
+  EXPECT_EQ(written["format"], "dagsgd-job-effects");
+  EXPECT_EQ(written["version"], 1);
+  EXPECT_EQ(written["source"], trace);
+  EXPECT_EQ(written["interference"]["compute_slowdown"],
+            effects["interference"]["compute_slowdown"]);
+  EXPECT_EQ(written["noise"]["iteration_cv"], effects["noise"]["iteration_cv"]);
+  auto again = run_cli("analyze --effects-out " + file + " " + trace);
+  EXPECT_EQ(again.code, 2);
+  EXPECT_NE(again.err.find("--force"), std::string::npos) << again.err;
+  EXPECT_EQ(run_cli("analyze --force --effects-out " + file + " " + trace).code, 0);
+  fs::remove(file);
+}
+
 TEST(ReplayCli, TargetFabricChangesCommunicationOnly) {
   auto base = run_cli("replay --json " + kKineto + "nccl_data.json.gz");
   auto slow = run_cli("replay --json --intra 10gbe --inter 10gbe " + kKineto + "nccl_data.json.gz");

@@ -93,6 +93,19 @@ std::optional<EventCategory> known_category(std::string_view c, std::string_view
   return std::nullopt;
 }
 
+// FNV-1a over the grid's and the block's text without blanks, so that "[8, 1, 1]" and
+// "[8,1,1]" agree; never 0 (0 means no shape recorded).
+std::uint32_t launch_hash(std::string_view grid, std::string_view block) {
+  std::uint32_t h = 2166136261u;
+  for (std::string_view part : {grid, std::string_view("/"), block}) {
+    for (char c : part) {
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+      h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+    }
+  }
+  return h == 0 ? 1 : h;
+}
+
 int dtype_size(std::string_view d) {
   std::string s(d);
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -557,6 +570,7 @@ class FileParser final : public EventSink {
     out.wait_on_corr = e.wait_corr;
     out.wait_on_stream = e.wait_stream >= 0 ? static_cast<std::int32_t>(e.wait_stream) : -1;
     out.device = static_cast<std::int32_t>(e.device);
+    if (!e.grid.empty() || !e.block.empty()) out.launch = launch_hash(e.grid, e.block);
     out.phase = e.phase.empty() ? Phase::kNone : phase_from_name(std::string(e.phase));
     rank_.events.push_back(out);
   }

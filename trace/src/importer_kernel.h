@@ -26,6 +26,7 @@ inline constexpr std::size_t kWindowBytes = std::size_t{1} << 20;
 // (or the parser's buffer when they had escapes): valid until the next record.
 struct RawEvent {
   std::string_view name, cat, ph, collective, algorithm, phase, dtype, arg_name;
+  std::string_view grid, block;  // a kernel's launch shape: the arrays as written
   model::Nanos ts = 0, dur = 0;
   bool has_ts = false, has_dur = false, bad_ts = false, bad_dur = false;
   bool ts_out_of_range = false, dur_out_of_range = false;

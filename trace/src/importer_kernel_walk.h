@@ -168,6 +168,12 @@ inline bool value_string(od::value& v, std::string_view& out) {
   return !v.get_string().get(out);
 }
 
+// A JSON array as written (Kineto's grid and block); false for other types.
+inline bool value_array_text(od::value& v, std::string_view& out) {
+  od::array a;
+  return !v.get_array().get(a) && !a.raw_json().get(out);
+}
+
 // A field's key as written when it has no escapes (the usual case: no copy), else unescaped.
 inline bool key_of(od::field& f, std::string_view& k) {
   const char* raw = f.key().raw();
@@ -208,10 +214,16 @@ inline bool read_args(od::object& args, RawEvent& e) {
     // By length first: most keys (Kineto's "External id", "Input Dims", ...) match nothing.
     switch (k.size()) {
       case 4:
-        if (k == "name") value_string(v, e.arg_name);
+        if (k == "name") {
+          value_string(v, e.arg_name);
+        } else if (k == "grid") {
+          value_array_text(v, e.grid);
+        }
         break;
       case 5:
-        if (k == "bytes") {
+        if (k == "block") {
+          value_array_text(v, e.block);
+        } else if (k == "bytes") {
           if (value_int(v, x) && fits(-1, kMaxEventBytes)) e.bytes = x;
         } else if (k == "phase") {
           value_string(v, e.phase);

@@ -4,17 +4,19 @@
 
 #include <string>
 
+#include "dagsgd/sim/job_effects.h"
 #include "dagsgd/sim/trace_replay.h"
 #include "dagsgd/trace/importer.h"
 #include "dagsgd/trace/trace_dag.h"
 
 namespace dagsgd::reports {
 
-// analyze: per rank (measured), critical path, stragglers, bottleneck with bounds, import report.
+// analyze: per rank (measured), critical path, stragglers, bottleneck with bounds, import report,
+// and the job effects measured on the run (JSON: "job_effects").
 std::string analyze_text(const trace::ImportedRun& run, const trace::TraceDag& dag,
-                         const sim::ReplayResult& r);
+                         const sim::ReplayResult& r, const sim::JobEffects& effects);
 std::string analyze_json(const trace::ImportedRun& run, const trace::TraceDag& dag,
-                         const sim::ReplayResult& r);
+                         const sim::ReplayResult& r, const sim::JobEffects& effects);
 
 // replay: predicted vs measured; JSON has measured_iteration_s, predicted_iteration_s, error
 // (signed, relative to measured), measured_breakdown and predicted_breakdown (per rank).

@@ -125,6 +125,9 @@ model::Expected<ReplayResult> replay_trace(const trace::TraceDag& tdag,
 // The measured per-rank means per iteration after the run's warm-up (ReplayResult's
 // measured_ranks), without replaying.
 std::vector<RankTime> measured_rank_times(const trace::TraceDag& tdag);
+// The same per rank for every iteration, the warm-up's included: [rank][iteration], each
+// rank's iterations between its own boundaries (the main rank's when it has none).
+std::vector<std::vector<RankTime>> measured_iteration_times(const trace::TraceDag& tdag);
 
 // Simple topology for the run: nodes from the hosts the run recorded (ours) or 8 GPUs per node.
 model::Topology run_topology(const trace::TraceDag& tdag);

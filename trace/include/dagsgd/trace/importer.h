@@ -51,6 +51,9 @@ struct ImportedEvent {
   std::int32_t group_size = 0;       // NCCL "Group size" / our comm_size
   std::int32_t wait_on_stream = -1;  // cuda_sync: stream waited on (-1: device/context)
   std::int32_t device = -1;          // GPU events: args.device
+  // Kernels: a hash of args.grid and args.block as written (0: neither recorded). Kernels of one
+  // name run with several shapes; one name and launch shape is one piece of work.
+  std::uint32_t launch = 0;
   EventCategory category = EventCategory::kOther;
   Phase phase = Phase::kNone;  // args.phase (ours)
   bool gpu = false;            // runs on a GPU stream (kernel, memcpy, memset, sync record)
