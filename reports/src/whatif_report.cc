@@ -1,12 +1,10 @@
-// A sweep's results gathered into a what-if report, the command line that reproduces it and the
-// report's files by name (whatif_report.h); the formats themselves are in whatif_tables.cc,
-// whatif_html.cc and whatif_timelines.cc.
+// A sweep's results gathered into a what-if report, and the report's files by name
+// (whatif_report.h); the formats themselves are in whatif_tables.cc, whatif_html.cc and
+// whatif_timelines.cc.
 #include <algorithm>
 #include <filesystem>
-#include <type_traits>
 #include <utility>
 
-#include "dagsgd/model/format.h"
 #include "dagsgd/reports/whatif_report.h"
 
 namespace dagsgd::reports {
@@ -53,59 +51,6 @@ std::string whatif_summary(const WhatifReport& report, int ranks, const std::str
          std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks") + "; wrote " + dir +
          "/report.html, report.md, results.csv, results.json and " + std::to_string(timelines) +
          " timelines\n";
-}
-
-namespace {
-
-template <typename T>
-std::string join(const std::vector<T>& v) {
-  std::string out;
-  for (const auto& x : v) {
-    if (!out.empty()) out += ",";
-    if constexpr (std::is_same_v<T, std::string>) {
-      out += x;
-    } else {
-      out += model::num(static_cast<double>(x));
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string whatif_command(const std::string& run, const sim::NetworkSpec& n,
-                           const sim::HardwareSpec& hw, const std::string& fabric_file,
-                           const sim::SweepGrid& g,
-                           const std::function<bool(const std::string&)>& given) {
-  std::string c = "dagsgd whatif";
-  if (!run.empty()) {
-    c += " " + run;
-    if (given("--batch")) c += " --batch " + std::to_string(n.batch);
-  } else {
-    c += " --network " + n.network + " --batch " + std::to_string(n.batch) + " --gpu " + n.gpu;
-    if (n.step_time_s > 0) c += " --step-time " + model::num(n.step_time_s);
-    if (!n.layer_profile.empty()) c += " --layer-profile " + n.layer_profile;
-    if (n.io_time_s > 0) c += " --io-time " + model::num(n.io_time_s);
-    if (!n.prefetch) c += " --prefetch off";
-    if (n.sync != "bsp") c += " --sync " + n.sync;
-    if (!n.effects_file.empty()) c += " --effects " + n.effects_file;
-    if (n.noise_cv >= 0) c += " --noise-cv " + model::num(n.noise_cv);
-    if (!n.effects_off.empty()) c += " --no-effects " + n.effects_off;
-  }
-  if (!fabric_file.empty()) c += " --fabric-file " + fabric_file;
-  if (!g.stack.empty()) c += " --stack " + g.stack;
-  if (!hw.topology.empty()) c += " --topology " + hw.topology;
-  if (given("--cluster-network")) c += " --cluster-network " + hw.cluster_network;
-  if (given("--network-model")) c += " --network-model " + hw.network_model;
-  c += " --fabrics " + join(g.fabrics);
-  if (run.empty()) c += " --gpus " + join(g.gpus);
-  c += " --gpus-per-node " + std::to_string(g.gpus_per_node) + " --intra " + g.default_intra +
-       " --inter " + g.default_inter + " --algorithms " + join(g.algorithms);
-  if (run.empty()) {
-    c += " --overlap " + join(g.overlaps) + " --precision " + join(g.precisions) + " --topk " +
-         join(g.topks);
-  }
-  return c;
 }
 
 std::vector<std::string> whatif_file_names(const sim::Sweep& sweep) {

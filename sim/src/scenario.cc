@@ -154,21 +154,23 @@ Expected<ReplayOptions> replay_target(const trace::TraceDag& dag, HardwareSpec h
   const int ranks = run_topology(dag).workers();
   hardware.gpus_per_node = std::min(hardware.gpus_per_node, ranks);
   hardware.nodes = ranks / std::max(hardware.gpus_per_node, 1);
-  auto h = resolve_hardware(hardware, catalogs);
-  if (!h) return h.error();
-  ReplayOptions ro;
-  ro.algorithm = exchange.algorithm;
-  ro.target = h->topology();
+  auto s = resolve_scenario(hardware, exchange, catalogs);
+  if (!s) return s.error();
+  ReplayOptions ro = replay_options(*s);
   if (as_traced) {
     ro.target->nodes = 0;
     ro.target->gpus_per_node = 0;
   }
-  ro.cluster = h->cluster;
-  if (!exchange.stack.empty()) {
-    auto e = resolve_exchange(exchange);
-    if (!e) return e.error();
-    ro.stack = e->stack;
-  }
+  return ro;
+}
+
+ReplayOptions replay_options(const Scenario& s) {
+  ReplayOptions ro;
+  ro.comm = CommMode::kModeled;
+  ro.algorithm = s.exchange.algorithm;
+  ro.target = s.hardware.topology();
+  ro.stack = s.exchange.stack;
+  ro.cluster = s.hardware.cluster;
   return ro;
 }
 
@@ -452,18 +454,14 @@ Expected<std::unique_ptr<TracedWorkload>> TracedWorkload::load(
   if (!dag) return dag.error();
   w->dag_ = std::move(*dag);
   const std::string where = "run '" + w->run_.path + "'";
+  auto recorded = w->run_.manifest ? trace::recorded_batch(*w->run_.manifest)
+                                   : Expected<std::optional<int>>(std::nullopt);
   if (batch > 0) {
     w->batch_ = batch;
-  } else if (w->run_.manifest && w->run_.manifest->config.count("batch") != 0) {
-    const std::string& b = w->run_.manifest->config.at("batch");
-    char* end = nullptr;
-    const long v = std::strtol(b.c_str(), &end, 10);
-    if (b.empty() || *end != '\0' || v < 1 || v > 1'000'000'000) {
-      w->batch_problem_ =
-          where + ": manifest.json: config 'batch' is not a positive integer ('" + b + "')";
-    } else {
-      w->batch_ = static_cast<int>(v);
-    }
+  } else if (!recorded) {
+    w->batch_problem_ = where + ": " + recorded.error().message;
+  } else if (*recorded) {
+    w->batch_ = **recorded;
   } else {
     w->batch_problem_ = where + " does not record its batch size (samples per rank per iteration)";
   }
@@ -481,13 +479,7 @@ Expected<void> TracedWorkload::check(const Scenario& s) const {
 }
 
 Expected<PredictResult> TracedWorkload::evaluate(const Scenario& s, bool keep_timeline) const {
-  ReplayOptions ro;
-  ro.comm = CommMode::kModeled;
-  ro.algorithm = s.exchange.algorithm;
-  ro.target = s.hardware.topology();
-  ro.stack = s.exchange.stack;
-  ro.cluster = s.hardware.cluster;
-  auto r = replay_trace(dag_, ro);
+  auto r = replay_trace(dag_, replay_options(s));
   if (!r) return r.error();
   return replay_as_prediction(dag_, *r, batch_, keep_timeline);
 }

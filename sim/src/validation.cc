@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "dagsgd/model/format.h"
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/sim/calibrate.h"
+#include "dagsgd/trace/osu_log.h"
 
 namespace dagsgd::sim {
 
@@ -242,6 +244,58 @@ void choose_repeat_trace(MeasuredRun& run) {
   for (const auto& r : run.repeats) compute.push_back(r.compute_s);
   const int i = choose_median_repeat(compute, ok);
   if (i >= 0) run.run_dir = run.repeats[static_cast<std::size_t>(i)].run_dir;
+}
+
+model::Expected<std::string> merge_benchmark_repeats(
+    const std::vector<model::Expected<std::string>>& logs, int iterations) {
+  std::vector<std::string> paths;
+  for (const auto& log : logs) {
+    if (!log) return log.error();
+    paths.push_back(*log);
+  }
+  if (paths.size() == 1) return paths.front();
+  std::vector<trace::LatencyLog> logs_read;
+  for (const auto& path : paths) {
+    auto read = trace::read_latency_log(path);
+    if (!read) return read.error();
+    logs_read.push_back(std::move(*read));
+  }
+  auto median = trace::median_latency_log(logs_read, paths);
+  if (!median) return median.error();
+  std::string comment =
+      "dagsgd allreduce latency benchmark (OSU format), per size the median "
+      "of each column over " +
+      std::to_string(paths.size()) + " runs:";
+  for (const auto& path : paths) comment += " " + std::filesystem::path(path).filename().string();
+  const std::string merged =
+      paths.front().substr(0, paths.front().size() - std::string(".log").size()) + ".median.log";
+  auto wrote = model::write_file(merged, trace::osu_table(*median, comment, iterations), true);
+  if (!wrote) return wrote.error();
+  return merged;
+}
+
+MeasuredRun Validator::median_of_repeats(const std::vector<MeasuredRun>& repeats,
+                                         std::vector<std::string>& problems) {
+  std::vector<double> means;
+  std::vector<bool> ok;
+  for (const auto& r : repeats) {
+    means.push_back(r.mean_s);
+    ok.push_back(r.ok);
+  }
+  const int median = choose_median_repeat(means, ok);
+  MeasuredRun run = repeats[median < 0 ? 0 : static_cast<std::size_t>(median)];
+  if (repeats.size() < 2) return run;
+  for (const auto& r : repeats) {
+    if (!r.ok) continue;
+    auto compute = slowest_compute_s(r.run_dir);
+    if (!compute) {
+      problems.push_back(compute.error().message);
+      continue;
+    }
+    run.repeats.push_back({r.run_dir, r.mean_s, *compute});
+  }
+  choose_repeat_trace(run);
+  return run;
 }
 
 model::Expected<double> Validator::slowest_compute_s(const std::string& dir) {

@@ -1,16 +1,53 @@
 // `dagsgd validate --repeats`: which run of a configuration is predicted (the median), how far its
 // repeats spread, and where the table and validation.json say so.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "dagsgd/reports/validation_report.h"
 #include "dagsgd/sim/validation.h"
+#include "dagsgd/trace/osu_log.h"
 
 namespace dagsgd::reports {
 namespace {
 
 using sim::choose_median_repeat;
+
+// One micro-benchmark log is taken as it is, several become their median beside the first, a
+// failed repeat is the error; a configuration measured once is that run, failed or not.
+TEST(ValidationRepeats, BenchmarkLogsAndRunsOfRepeats) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("dagsgd-repeats-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string a = (dir / "emu_p2.log").string();
+  const std::string b = (dir / "emu_p2.r1.log").string();
+  std::ofstream(a) << "# Size  Avg Latency(us)\n4 10.0\n8 20.0\n";
+  std::ofstream(b) << "# Size  Avg Latency(us)\n4 12.0\n8 18.0\n";
+  auto one = sim::merge_benchmark_repeats({a}, 10);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_EQ(*one, a);
+  auto both = sim::merge_benchmark_repeats({a, b}, 10);
+  ASSERT_TRUE(both.ok()) << both.error().message;
+  EXPECT_EQ(*both, (dir / "emu_p2.median.log").string());
+  auto merged = trace::read_latency_log(*both);
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  auto failed = sim::merge_benchmark_repeats({a, model::Error{"benchmark failed"}}, 10);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().message, "benchmark failed");
+  sim::Validator validator(true, "flow");
+  std::vector<std::string> problems;
+  const sim::MeasuredRun crashed{"emu-600m", 2,   "wfbp", "mlp-wide", "nowhere",
+                                 false,      0.0, 0.0,    0,          "crashed"};
+  auto run = validator.median_of_repeats({crashed}, problems);
+  EXPECT_EQ(run.error, "crashed");
+  EXPECT_TRUE(run.repeats.empty());
+  EXPECT_TRUE(problems.empty());
+  fs::remove_all(dir);
+}
 
 TEST(ValidationRepeats, TheMedianRunOfThoseThatSucceeded) {
   EXPECT_EQ(choose_median_repeat({0.30, 0.10, 0.20}, {true, true, true}), 2);

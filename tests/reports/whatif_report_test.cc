@@ -248,11 +248,6 @@ TEST(WhatifReportFiles, ReportOfASweepNamesItsFilesBeforeItRuns) {
   EXPECT_EQ(whatif_progress(10, 30), "\rwhatif [##########....................] 10/30 scenarios");
   EXPECT_EQ(whatif_progress(30, 30).back(), '\n');
 
-  auto given = [](const std::string& flag) { return flag == "--network-model"; };
-  EXPECT_EQ(whatif_command("", n, sim::HardwareSpec{}, "", sweep.grid, given),
-            "dagsgd whatif --network three --batch 32 --gpu v100 --network-model auto --fabrics "
-            "pcie3,nvlink2+ib-edr,10gbe --gpus 1,4,8 --gpus-per-node 4 --intra pcie3 --inter "
-            "10gbe --algorithms auto --overlap wfbp --precision fp32,fp16 --topk 0");
   rep = whatif_report(sweep, results, first, "runs/a", n);
   EXPECT_EQ(rep.title, "traced run runs/a, 1 ranks");
   EXPECT_EQ(rep.workload, first);

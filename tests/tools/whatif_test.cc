@@ -138,6 +138,38 @@ TEST(WhatifCli, SameInputSameBytes) {
   fs::remove_all(b);
 }
 
+// The report's "Reproduce" line is the command that ran, less --out and --force: every argument
+// as given (those a network spec's default would not show too), quoted for the shell where it
+// needs to be. Run again into another directory, it writes the same results.json, byte for byte.
+TEST(WhatifCli, ReproduceLineIsTheCommandThatRan) {
+  const std::string a = fresh_dir("ran");
+  const std::string b = fresh_dir("rerun");
+  const std::string fabric = fresh_dir("it's a") + ".json";
+  std::ofstream(fabric) << R"({"fabrics": [{"name": "slow-eth", "description": "a slow link",
+    "source": "this test", "scope": "inter", "nominal_gbps": 5, "achievable_gbps": 4,
+    "latency_us": 20}]})";
+  const std::string args =
+      "whatif --network alexnet --batch 64 --gpu v100 --fabrics 10gbe,slow-eth --gpus 1,8 "
+      "--gpus-per-node 4 --input-rate 3000 --iterations 3 --fabric-file";
+  auto ran = run_cli(args + " \"" + fabric + "\" --force --out=" + a);
+  ASSERT_EQ(ran.code, 0) << ran.err;
+  const std::string md = slurp(a + "/report.md");
+  const std::size_t at = md.find("Reproduce: `");
+  ASSERT_NE(at, std::string::npos) << md;
+  const std::size_t from = at + std::string("Reproduce: `").size();
+  const std::string line = md.substr(from, md.find('`', from) - from);
+  const std::size_t quote = fabric.find('\'');
+  EXPECT_EQ(line, "dagsgd " + args + " '" + fabric.substr(0, quote) + "'\\''" +
+                      fabric.substr(quote + 1) + "'");
+  auto again = run_cli(line.substr(std::string("dagsgd ").size()) + " --out " + b);
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(slurp(b + "/results.json"), slurp(a + "/results.json"));
+  EXPECT_EQ(slurp(b + "/report.md"), md);
+  fs::remove_all(a);
+  fs::remove_all(b);
+  fs::remove(fabric);
+}
+
 TEST(WhatifCli, BadInputExitsTwoWithTheName) {
   const std::string dir = fresh_dir("bad");
   auto r = run_cli(

@@ -287,7 +287,7 @@ TEST(ImporterKernels, MappedFileImportsAsItsText) {
 }
 
 // Events out of order are sorted in the text's buffer when it holds 120 bytes per kept event
-// and in new tables when it does not (importer_events.cc): both give (ts, longer first, file
+// and in new tables when it does not (file_parser.cc): both give (ts, longer first, file
 // order for equal events).
 TEST(ImporterKernels, SortInTheTextBufferOrNotGivesOneOrder) {
   const int ts[] = {5, 3, 3, 9, 1, 3, 7, 3};

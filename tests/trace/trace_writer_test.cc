@@ -82,6 +82,26 @@ TEST(Manifest, RoundTripsAndComputesStats) {
   EXPECT_EQ(manifest_to_json(m).find("machines"), std::string::npos);
 }
 
+// The batch a run recorded is read here, once, for every workload that needs it.
+TEST(Manifest, RecordedBatch) {
+  RunManifest m;
+  auto none = recorded_batch(m);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  m.config["batch"] = "64";
+  auto b = recorded_batch(m);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->value_or(0), 64);
+  for (const char* bad : {"", "0", "-3", "64x", "2000000000"}) {
+    m.config["batch"] = bad;
+    auto e = recorded_batch(m);
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_EQ(e.error().message, std::string("manifest.json: config 'batch' is not a positive "
+                                             "integer ('") +
+                                     bad + "')");
+  }
+}
+
 TEST(Manifest, MachinesAndCpusPerRank) {
   RunManifest m;
   m.ranks = 2;

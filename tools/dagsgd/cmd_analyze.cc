@@ -8,21 +8,6 @@
 
 namespace dagsgd::tools {
 
-void add_trace_inputs(CLI::App& app, TraceInputs& in) {
-  app.add_option("RUN", in.paths,
-                 "A run directory (dagsgd train --trace / dagsgd collect), a directory of "
-                 "Kineto traces, or one Kineto trace file per rank (.json, .json.gz)")
-      ->required();
-  app.add_flag("--strict", in.strict, "Any bad record in a trace is an error (exit 2)");
-  app.add_flag("--json", in.json, "Print one JSON object instead of text");
-}
-
-model::Expected<std::unique_ptr<sim::TracedWorkload>> load_traces(const TraceInputs& in) {
-  trace::ImportOptions io;
-  io.strict = in.strict;
-  return sim::TracedWorkload::load(in.paths, io);
-}
-
 namespace {
 
 struct AnalyzeFlags {

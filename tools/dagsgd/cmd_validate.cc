@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,7 +16,6 @@
 #include "dagsgd/runtime/emulated_cluster.h"
 #include "dagsgd/runtime/process.h"
 #include "dagsgd/sim/validation.h"
-#include "dagsgd/trace/osu_log.h"
 
 namespace dagsgd::tools {
 namespace {
@@ -84,63 +82,20 @@ int run_validate(const ValidateFlags& flags) {
     }
     for (std::size_t i = 0; i < runs.size(); ++i) got[i].push_back(ex.train(runs[i], repeat));
   }
-  auto benchmark = [&](std::size_t p, int r) -> model::Expected<std::string> {
-    const auto& logs = bench_logs[{p, r}];
-    std::vector<std::string> paths;
-    for (const auto& log : logs) {
-      if (!log) return log.error();
-      paths.push_back(*log);
-    }
-    if (paths.size() == 1) return paths.front();
-    // OUT/bench/PROF_pP.log -> OUT/bench/PROF_pP.median.log: per size, each column's median.
-    std::vector<trace::LatencyLog> logs_read;
-    for (const auto& path : paths) {
-      auto read = trace::read_latency_log(path);
-      if (!read) return read.error();
-      logs_read.push_back(std::move(*read));
-    }
-    auto median = trace::median_latency_log(logs_read, paths);
-    if (!median) return median.error();
-    std::string comment =
-        "dagsgd allreduce latency benchmark (OSU format), per size the median "
-        "of each column over " +
-        std::to_string(paths.size()) + " runs:";
-    for (const auto& path : paths) comment += " " + std::filesystem::path(path).filename().string();
-    const std::string merged =
-        paths.front().substr(0, paths.front().size() - std::string(".log").size()) + ".median.log";
-    auto wrote =
-        model::write_file(merged, trace::osu_table(*median, comment, f.run.bench_iterations), true);
-    if (!wrote) return wrote.error();
-    return merged;
+  auto benchmark = [&](std::size_t p, int r) {
+    return sim::merge_benchmark_repeats(bench_logs[{p, r}], f.run.bench_iterations);
   };
   targets.calibrate(profiles, grid->ranks, benchmark, f.run.out + "/fabrics", rep.problems);
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    std::vector<double> means;
-    std::vector<bool> ok;
+    std::vector<sim::MeasuredRun> repeats;
     for (const auto& m : got[i]) {
-      if (!m.ok)
-        rep.problems.push_back(runs[i].dir_name(static_cast<int>(means.size())) + ": " + m.error);
-      means.push_back(m.mean_s);
-      ok.push_back(m.ok);
-    }
-    const int median = sim::choose_median_repeat(means, ok);
-    const runtime::Measurement& m = got[i][median < 0 ? 0 : median];
-    sim::MeasuredRun run{runs[i].profile, runs[i].ranks, runs[i].overlap, runs[i].model->name,
-                         m.run_dir,       m.ok,          m.mean_s,        m.p50_s,
-                         m.cpus,          m.error};
-    if (got[i].size() > 1) {
-      for (const auto& r : got[i]) {
-        if (!r.ok) continue;
-        auto compute = validator.slowest_compute_s(r.run_dir);
-        if (!compute) {
-          rep.problems.push_back(compute.error().message);
-          continue;
-        }
-        run.repeats.push_back({r.run_dir, r.mean_s, *compute});
+      if (!m.ok) {
+        rep.problems.push_back(runs[i].dir_name(static_cast<int>(repeats.size())) + ": " + m.error);
       }
-      sim::choose_repeat_trace(run);
+      repeats.push_back({runs[i].profile, runs[i].ranks, runs[i].overlap, runs[i].model->name,
+                         m.run_dir, m.ok, m.mean_s, m.p50_s, m.cpus, m.error});
     }
-    rep.measured.push_back(std::move(run));
+    rep.measured.push_back(validator.median_of_repeats(repeats, rep.problems));
   }
   if (runtime::stop_signal() != 0) {
     return report_error("interrupted by signal " + std::to_string(runtime::stop_signal()),

@@ -147,12 +147,11 @@ int run_whatif(const WhatifOptions& o) {
     return report_error(results.error().message, kExitFailure);
   }
 
-  const ScenarioFlags& f = o.scenario;
-  auto report =
-      reports::whatif_report(*sweep, std::move(*results),
-                             (*workload)->describe(sweep->scenarios.front()), o.run, f.network);
-  report.command = reports::whatif_command(o.run, f.network, f.hardware, f.fabric_file, sweep->grid,
-                                           [&f](const std::string& flag) { return f.given(flag); });
+  auto report = reports::whatif_report(*sweep, std::move(*results),
+                                       (*workload)->describe(sweep->scenarios.front()), o.run,
+                                       o.scenario.network);
+  // Without the output flags: the same sweep into another directory gives the same bytes.
+  report.command = command_line({"--out"}, {"--force"});
   if (o.force) reports::remove_stale_timelines(o.out, report);
   for (const auto& [name, bytes] : reports::whatif_files(report, plots)) {
     if (int rc = write_output(o.out, name, bytes, o.force); rc != kExitOk) return rc;

@@ -19,6 +19,8 @@ namespace {
 // Where output goes while run_cli runs a command on this thread; null: the process's streams.
 thread_local std::string* t_out = nullptr;
 thread_local std::string* t_err = nullptr;
+// The arguments of the command this thread runs (run_commands); null outside one.
+thread_local const std::vector<std::string>* t_args = nullptr;
 
 void write_err(const std::string& s) {
   if (t_err != nullptr) {
@@ -63,6 +65,43 @@ void print(const std::string& s) {
 void print_note(const std::string& s) { write_err(s); }
 
 bool embedded() { return t_out != nullptr; }
+
+namespace {
+
+// `word` as one word of a POSIX shell command line: as it is when no character in it means
+// anything to the shell, else in single quotes (a quote inside as '\'').
+std::string shell_word(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                          "0123456789_@%+=:,./-") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace
+
+std::string command_line(const std::vector<std::string>& options_left_out,
+                         const std::vector<std::string>& flags_left_out) {
+  auto named = [](const std::vector<std::string>& names, const std::string& a) {
+    return std::find(names.begin(), names.end(), a) != names.end();
+  };
+  std::string line = "dagsgd";
+  const std::vector<std::string> none;
+  const auto& args = t_args != nullptr ? *t_args : none;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const std::string name = a.substr(0, a.find('='));
+    if (named(flags_left_out, a)) continue;
+    if (named(options_left_out, name)) {
+      if (name == a) ++i;  // "--out DIR" rather than "--out=DIR"
+      continue;
+    }
+    line += " " + shell_word(a);
+  }
+  return line;
+}
 
 namespace {
 
@@ -168,7 +207,10 @@ int run_commands(const std::vector<std::string>& args, const Commands& more) {
     return kExitBadInput;
   }
   if (!action) return report_error("no command given; run 'dagsgd --help'");
-  return action();
+  const std::vector<std::string>* outer = std::exchange(t_args, &args);
+  const int code = action();
+  t_args = outer;
+  return code;
 }
 
 int run_cli(const std::vector<std::string>& args, std::string& out, std::string& err) {

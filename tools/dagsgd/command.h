@@ -33,6 +33,13 @@ void print_note(const std::string& s);
 // must neither start MPI nor draw on the terminal.
 bool embedded();
 
+// The command line this thread runs, as the user gave it: "dagsgd" and the arguments, each
+// quoted for a POSIX shell where it needs to be, less the options in `options_left_out` with
+// their values ("--out DIR", "--out=DIR") and the flags in `flags_left_out` (what says where the
+// output goes rather than what it is). Recorded once, by run_commands, for the binary and run_cli.
+std::string command_line(const std::vector<std::string>& options_left_out,
+                         const std::vector<std::string>& flags_left_out);
+
 // Checks for numeric options, the ranges of model/number_range.h, where CLI11's own let NaN
 // through (PositiveNumber) or describe the whole double range (docs/limits.md).
 CLI::Validator positive_finite();

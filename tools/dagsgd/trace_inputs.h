@@ -1,4 +1,4 @@
-// The inputs analyze and replay share: the traces of one run, read into a traced workload.
+// The inputs analyze, replay and export share: the traces of one run, read into a traced workload.
 #pragma once
 
 #include <memory>

@@ -1,5 +1,5 @@
 // The trace importer's run assembly: which files make a run (a run directory's manifest, a
-// directory of Kineto traces, a list), one import per file (importer_events.cc), rank order,
+// directory of Kineto traces, a list), one import per file (import_trace_text.cc), rank order,
 // run-id and time-span checks, and clock alignment across ranks.
 #include "dagsgd/trace/importer.h"
 

@@ -46,7 +46,7 @@ struct RawEvent {
 // distributedInfo fields the reader keeps.
 enum class InfoField : std::uint8_t { kRank, kWorldSize, kBackend, kRunId };
 
-// What the JSON walk hands over, implemented by the portable reader (importer_events.cc): the
+// What the JSON walk hands over, implemented by the portable reader (file_parser.cc): the
 // walk itself holds no containers, so nothing compiled for a wider instruction set is shared.
 class EventSink {
  public:
@@ -80,7 +80,7 @@ struct WalkResult {
   bool part_read = false;      // a split walk (WalkPart) read its part cleanly
 };
 
-// A text read in two parts at once (importer_events.cc): the first part is the head and the
+// A text read in two parts at once (file_parser.cc): the first part is the head and the
 // events up to the ',' at `split`, the second the events after it, what follows the array and
 // the root's end. Each part reads its windows as the whole walk would, each into its own sink;
 // the second part reads its first window from `scratch` (a copy, so that neither part writes

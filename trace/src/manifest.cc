@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -317,6 +318,18 @@ model::Expected<RunManifest> manifest_from_json(const std::string& text, const s
   auto m = parse_manifest(j);
   if (!m) return model::with_context(where, m.error());
   return m;
+}
+
+model::Expected<std::optional<int>> recorded_batch(const RunManifest& m) {
+  const auto it = m.config.find("batch");
+  if (it == m.config.end()) return std::optional<int>();
+  const std::string& b = it->second;
+  char* end = nullptr;
+  const long v = std::strtol(b.c_str(), &end, 10);
+  if (b.empty() || *end != '\0' || v < 1 || v > 1'000'000'000) {
+    return model::Error{"manifest.json: config 'batch' is not a positive integer ('" + b + "')"};
+  }
+  return std::optional<int>(static_cast<int>(v));
 }
 
 model::Expected<void> write_manifest(const std::string& run_dir, const RunManifest& m) {

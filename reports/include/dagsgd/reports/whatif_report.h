@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,7 +22,7 @@ struct WhatifRow {
 struct WhatifReport {
   std::string title;          // "resnet50, 64 samples per GPU, v100"
   sim::Description workload;  // what stays fixed across the sweep
-  std::string command;        // a command line that reproduces the sweep (without --out)
+  std::string command;        // the command that ran the sweep (without --out and --force)
   sim::SweepGrid grid;
   std::vector<WhatifRow> rows;  // in sweep order
 };
@@ -40,15 +39,6 @@ std::string whatif_progress(std::size_t done, std::size_t total);
 // The line that says what was written: "whatif: 30 scenarios on 1 rank; wrote DIR/report.html,
 // ...".
 std::string whatif_summary(const WhatifReport& report, int ranks, const std::string& dir);
-
-// `dagsgd whatif`'s command line that reproduces a sweep (without --out): the traced run `run`
-// or, when it is empty, the network spec `network`; the hardware's fixed part, the extra fabric
-// file and the grid. `given(flag)` says whether the user gave a flag whose default is not
-// written out ("--batch" of a traced run, "--cluster-network", "--network-model").
-std::string whatif_command(const std::string& run, const sim::NetworkSpec& network,
-                           const sim::HardwareSpec& hardware, const std::string& fabric_file,
-                           const sim::SweepGrid& grid,
-                           const std::function<bool(const std::string&)>& given);
 
 // results.csv: one header line, one line per scenario; times in seconds.
 std::string whatif_csv(const WhatifReport& report);

@@ -104,10 +104,15 @@ model::Expected<Scenario> resolve_scenario(const HardwareSpec& hardware,
 // A traced run (`dag`) replayed on target hardware: `hardware`'s fabrics and cluster on the run's
 // own ranks (run_topology's workers), `hardware.gpus_per_node` to a node (nodes follow); with
 // `as_traced` the ranks stay where the run placed them (the cluster still has that many to a node).
-// `exchange`'s algorithm and stack. The other replay options are left at their defaults.
+// `exchange`'s algorithm and stack (replay_options). The other replay options are left at their
+// defaults.
 model::Expected<ReplayOptions> replay_target(const trace::TraceDag& dag, HardwareSpec hardware,
                                              const ExchangeSpec& exchange, const Catalogs& catalogs,
                                              bool as_traced);
+// The options that replay a traced run on scenario `s`: its links as the target (and its cluster
+// for the flow-level tier), its algorithm and stack, communication modeled. The one route from a
+// scenario to a replay: replay_target and TracedWorkload::evaluate both take it.
+ReplayOptions replay_options(const Scenario& s);
 
 // ---------------------------------------------------------------------------------------------
 // Workloads: what runs on the hardware, resolved once and shared by every scenario of a sweep.

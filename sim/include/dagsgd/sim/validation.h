@@ -125,6 +125,13 @@ model::Expected<std::string> write_transfer_stack(const std::string& log,
 // streams (library.bandwidth_limit "efficiency", with the reason as its source).
 model::Expected<model::StackSpec> emulated_cluster_stack(const std::string& base_stack);
 
+// The logs of one micro-benchmark's repeats (`logs`, in the order they ran) as one log: the only
+// one as it is, else per size each column's median (trace::median_latency_log) written beside the
+// first as "<first less .log>.median.log", with `iterations` per size and the repeats named in its
+// comment; returns its path. A repeat that failed is the error.
+model::Expected<std::string> merge_benchmark_repeats(
+    const std::vector<model::Expected<std::string>>& logs, int iterations);
+
 // Replays runs onto target fabrics; each source run is read once.
 class Validator {
  public:
@@ -149,6 +156,12 @@ class Validator {
   const TracedWorkload* source_run(const std::string& dir, std::string& error);
   // The slowest rank's mean computation per iteration of the traced run in `dir` (s).
   model::Expected<double> slowest_compute_s(const std::string& dir);
+  // One configuration measured once per repeat (`repeats`, in the order they ran): the repeat of
+  // median mean iteration (choose_median_repeat; the first when none succeeded) and, with several,
+  // every one that succeeded with its slowest rank's computation, the trace chosen among them by
+  // choose_repeat_trace. A trace that cannot be read goes to `problems`.
+  MeasuredRun median_of_repeats(const std::vector<MeasuredRun>& repeats,
+                                std::vector<std::string>& problems);
 
  private:
   bool host_cpu_model_;

@@ -45,6 +45,11 @@ struct RunManifest {
   std::string run_id;
 };
 
+// The batch size the run recorded (config 'batch': samples per rank per iteration), nullopt when
+// it records none; an error when the value is not a whole number from 1 to 1e9. Not checked by
+// manifest_from_json: a run that does not say can still be analysed and replayed.
+model::Expected<std::optional<int>> recorded_batch(const RunManifest& m);
+
 std::string manifest_to_json(const RunManifest& m);
 // Every field is checked: its type (the error names the field), numbers in range (ranks from 1
 // to 2^20, warmup from 0 to below the measured iterations, times finite and >= 0), trace paths

@@ -1,7 +1,8 @@
-// The trace reader's portable part: classifies each record the JSON walk (importer_kernel_*.cc,
-// chosen by the CPU) hands over, interns strings, counts problems per kind with the first
-// offender, applies clock corrections, and repairs cut tails.
-#include <simdjson.h>
+// One trace text's records into events (file_parser.h): each record classified
+// (record_category.h), strings interned, problems counted per kind with the first offender, flows
+// matched, clock corrections applied, and the events sorted; a large text read on two threads.
+#include "file_parser.h"
+
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -18,80 +19,28 @@
 #include <unordered_map>
 #include <utility>
 
-#include "dagsgd/model/io.h"
-#include "dagsgd/trace/importer.h"
-#include "dagsgd/trace/trace_repair.h"
-#include "importer_kernel.h"
+#include "kernel_choice.h"
+#include "record_category.h"
 
 namespace dagsgd::trace {
 
-namespace detail {
-
-std::span<const Kernel> runnable_kernels() {
-  static const std::vector<Kernel> kernels = [] {
-    std::vector<Kernel> wide;
-#ifdef DAGSGD_KERNEL_ICELAKE
-    wide.push_back(Kernel{icelake_kernel_name(), walk_icelake});
-#endif
-#ifdef DAGSGD_KERNEL_HASWELL
-    wide.push_back(Kernel{haswell_kernel_name(), walk_haswell});
-#endif
-    std::vector<Kernel> out;
-    // simdjson's own test of the instruction sets its kernel of that name needs.
-    for (const auto& k : wide) {
-      const simdjson::implementation* impl = simdjson::get_available_implementations()[k.name];
-      if (impl != nullptr && impl->supported_by_runtime_system()) out.push_back(k);
-    }
-    out.push_back(Kernel{portable_kernel_name(), walk_portable});
-    return out;
-  }();
-  return kernels;
-}
-
-}  // namespace detail
-
-std::vector<std::string> import_kernels() {
-  std::vector<std::string> names;
-  for (const auto& k : detail::runnable_kernels()) names.emplace_back(k.name);
-  return names;
-}
-
 namespace {
 
+using detail::dtype_size;
 using detail::EventSink;
+using detail::ignorable_category;
 using detail::InfoField;
 using detail::Kernel;
 using detail::kMaxRanks;
+using detail::kNotJson;
+using detail::known_category;
 using detail::kPartScratch;
 using detail::RawEvent;
+using detail::Stage1As;
 using detail::WalkPart;
 using detail::WalkResult;
 using detail::WalkStatus;
 using model::Nanos;
-
-// Kineto categories that carry nothing the DAG needs; skipped without complaint.
-bool ignorable_category(std::string_view c) {
-  static constexpr std::array<std::string_view, 12> kIgnored = {
-      "Trace",        "python_function", "cuda_profiler_range", "ac2g",
-      "fwdbwd",       "overhead",        "gpu_memory",          "cpu_instant_event",
-      "user_instant", "Runtime",         "cuda_driver_event",   "Kernel"};
-  return std::find(kIgnored.begin(), kIgnored.end(), c) != kIgnored.end();
-}
-
-std::optional<EventCategory> known_category(std::string_view c, std::string_view name) {
-  if (c == cat::kKernel) return EventCategory::kKernel;
-  if (c == cat::kGpuMemcpy) return EventCategory::kMemcpy;
-  if (c == cat::kGpuMemset) return EventCategory::kMemset;
-  if (c == cat::kCudaRuntime || c == cat::kCudaDriver) return EventCategory::kRuntime;
-  if (c == cat::kCudaSync) return EventCategory::kSync;
-  if (c == cat::kUserAnnotation) return EventCategory::kAnnotation;
-  if (c == cat::kGpuUserAnnotation) return EventCategory::kGpuAnnotation;
-  if (c == cat::kCpuOp || c == "operator") {
-    return name.substr(0, 4) == "MPI_" ? EventCategory::kMpi : EventCategory::kCpuOp;
-  }
-  if (c == "mpi") return EventCategory::kMpi;
-  return std::nullopt;
-}
 
 // FNV-1a over the grid's and the block's text without blanks, so that "[8, 1, 1]" and
 // "[8,1,1]" agree; never 0 (0 means no shape recorded).
@@ -105,61 +54,6 @@ std::uint32_t launch_hash(std::string_view grid, std::string_view block) {
   }
   return h == 0 ? 1 : h;
 }
-
-int dtype_size(std::string_view d) {
-  std::string s(d);
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (s == "float" || s == "float32" || s == "int" || s == "int32" || s == "uint32") return 4;
-  if (s == "double" || s == "float64" || s == "long" || s == "int64" || s == "uint64") return 8;
-  if (s == "half" || s == "float16" || s == "bfloat16" || s == "bf16" || s == "int16") return 2;
-  if (s == "byte" || s == "char" || s == "int8" || s == "uint8" || s == "int8_t" || s == "bool") {
-    return 1;
-  }
-  return 0;
-}
-
-// The error of a text simdjson would not read; import_trace_text replaces it with the position.
-constexpr const char* kNotJson = ": not JSON";
-
-// Why `text` is not valid JSON, with the line and column: the first invalid UTF-8 byte (a fast
-// scan), else nlohmann's first syntax error (a slower pass, on this error path only).
-model::Error invalid_json(std::string_view text, const std::string& where,
-                          const std::string& what) {
-  const std::size_t bad = model::find_invalid_utf8(text);
-  if (bad != std::string::npos) {
-    return model::Error{where + ": " + what + ": " + model::text_position(text, bad) +
-                        ": invalid UTF-8 byte"};
-  }
-  std::string syntax = model::json_syntax_error(text);
-  if (syntax.empty()) syntax = "nested deeper than the trace reader's 1024 levels";
-  return model::Error{where + ": " + what + ": " + syntax};
-}
-
-// Runs the stage 1 of the walk's own kernel (the parser takes simdjson's active implementation
-// when it allocates), so that a kernel chosen for a test is that kernel throughout. The active
-// implementation is global: another thread parsing meanwhile gets the same results, only its
-// speed may differ.
-class Stage1As {
- public:
-  explicit Stage1As(const char* name) {
-    auto& active = simdjson::get_active_implementation();
-    was_ = active;
-    const simdjson::implementation* want = simdjson::get_available_implementations()[name];
-    if (want != nullptr && want != was_ && want->supported_by_runtime_system()) {
-      active = want;
-      swapped_ = true;
-    }
-  }
-  Stage1As(const Stage1As&) = delete;
-  Stage1As& operator=(const Stage1As&) = delete;
-  ~Stage1As() {
-    if (swapped_) simdjson::get_active_implementation() = was_;
-  }
-
- private:
-  const simdjson::implementation* was_ = nullptr;
-  bool swapped_ = false;
-};
 
 // Asks for 2 MiB pages under the event table (as read_file does under the text): fewer page
 // faults as it fills. Advice only.
@@ -733,151 +627,23 @@ void FileParser::finish(char* scratch, std::size_t scratch_bytes) {
   events = std::move(sorted);
 }
 
-// A cut that is not our writer's one-event-per-line layout: close the array after the last
-// event that still parses.
-std::optional<std::string> generic_repair(const std::string& text) {
-  std::size_t pos = text.size();
-  // Each try parses the whole candidate: a few suffice for a cut tail (the last complete
-  // event is found within them), and more would make a broken large file a slow one.
-  for (int tries = 0; tries < 16; ++tries) {
-    pos = text.rfind('}', pos == 0 ? 0 : pos - 1);
-    if (pos == std::string::npos || pos == 0) return std::nullopt;
-    std::size_t next = text.find_first_not_of(" \n\r\t", pos + 1);
-    if (next == std::string::npos || text[next] != ',') continue;
-    std::string candidate = text.substr(0, pos + 1) + "]}";
-    candidate.reserve(candidate.size() + simdjson::SIMDJSON_PADDING);
-    simdjson::dom::parser p;
-    simdjson::dom::element el;
-    if (p.parse(candidate.data(), candidate.size(), false).get(el) == simdjson::SUCCESS) {
-      return candidate;
-    }
-  }
-  return std::nullopt;
-}
-
-// Texts this long or longer are read on two threads when the CPU has two cores (ImportOptions).
-constexpr std::size_t kSplitBytes = 8 * detail::kWindowBytes;
-
-// Where a text read on two threads is split: the ',' nearest before its middle that follows a
-// '}' and precedes a '{' (between two events, likely: the walk checks), at least four windows
-// from either end; 0 when there is none.
-std::size_t split_point(std::string_view text, std::size_t window) {
-  const std::size_t n = text.size();
-  if (window > detail::kWindowBytes || n < 8 * window) return 0;
-  auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
-  for (std::size_t c = n / 2; c > n / 2 - window; --c) {
-    if (text[c] != ',') continue;
-    std::size_t b = c;
-    while (b > 0 && space(text[b - 1])) --b;
-    if (b == 0 || text[b - 1] != '}') continue;
-    std::size_t f = c + 1;
-    while (f < n && space(text[f])) ++f;
-    if (f < n && text[f] == '{') return c;
-  }
-  return 0;
-}
-
 }  // namespace
 
-model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
-                                                int rank_hint, FileReport& report) {
-  return import_trace_text(std::move(text), where, rank_hint, report, ImportOptions{});
+namespace detail {
+
+model::Expected<void> read_trace_events(model::FileText& text, const std::string& where,
+                                        const Kernel& kernel, std::size_t window, std::size_t split,
+                                        ImportedRank& rank, FileReport& report, bool& events_seen,
+                                        bool& failed_inside) {
+  FileParser parser(rank, report);
+  DAGSGD_TRY(parser.parse(text, where, kernel, window, split, events_seen, failed_inside));
+  // Read cleanly, the text is not needed again (a cut one is, for the repair): the sort may use
+  // its buffer (not a mapped file's: each page written would be copied), then it is freed.
+  parser.finish(failed_inside || text.mapped() ? nullptr : text.data(), text.size());
+  if (!failed_inside) text.release();
+  return model::ok();
 }
 
-model::Expected<ImportedRank> import_trace_text(std::string text, const std::string& where,
-                                                int rank_hint, FileReport& report,
-                                                const ImportOptions& options) {
-  return import_trace_text(model::FileText(std::move(text)), where, rank_hint, report, options);
-}
+}  // namespace detail
 
-model::Expected<ImportedRank> import_trace_text(model::FileText text, const std::string& where,
-                                                int rank_hint, FileReport& report,
-                                                const ImportOptions& options) {
-  const std::string& kernel = options.kernel;
-  const std::size_t window = options.window_bytes > 0 ? options.window_bytes : detail::kWindowBytes;
-  const auto kernels = detail::runnable_kernels();
-  const Kernel* k = &kernels.front();
-  if (!kernel.empty()) {
-    k = nullptr;
-    std::string names;
-    for (const auto& c : kernels) {
-      if (kernel == c.name) k = &c;
-      names += names.empty() ? c.name : std::string(", ") + c.name;
-    }
-    if (k == nullptr) {
-      return model::Error{"trace reader kernel '" + kernel + "' is not one this CPU runs (" +
-                          names + ")"};
-    }
-  }
-  report.file = where;
-  report.bytes = static_cast<std::int64_t>(text.size());
-  auto attempt = [&](model::FileText& t, ImportedRank& rank, FileReport& rep, bool& inside,
-                     bool& seen) -> model::Expected<void> {
-    rank = ImportedRank{};
-    rank.rank = rank_hint;
-    rank.file = where;
-    FileReport fresh;
-    fresh.file = rep.file;
-    fresh.bytes = rep.bytes;
-    rep = fresh;
-    FileParser parser(rank, rep);
-    const bool two = options.threads == 2 || (options.threads == 0 && t.size() >= kSplitBytes &&
-                                              std::thread::hardware_concurrency() >= 2);
-    const std::size_t split = two ? split_point(t.view(), window) : 0;
-    DAGSGD_TRY(parser.parse(t, where, *k, window, split, seen, inside));
-    // Read cleanly, the text is not needed again (a cut one is, for the repair): the sort may
-    // use its buffer (not a mapped file's: each page written would be copied), then it is
-    // freed.
-    parser.finish(inside || t.mapped() ? nullptr : t.data(), t.size());
-    if (!inside) t.release();
-    return model::ok();
-  };
-  const std::string not_json = where + kNotJson;
-  auto positioned = [&](const model::Error& e) {
-    return e.message == not_json ? invalid_json(text.view(), where, "not valid JSON") : e;
-  };
-  ImportedRank rank;
-  bool inside = false;
-  bool seen = false;
-  auto first = attempt(text, rank, report, inside, seen);
-  if (first && !inside) return rank;
-  // Not a trace at all: no traceEvents array opened.
-  if (text.view().find("\"traceEvents\"") == std::string_view::npos) {
-    if (!first) return positioned(first.error());
-    return model::Error{where + ": not a trace (no 'traceEvents' array)"};
-  }
-  // (the repairs read a string: a mapped text is copied on this path only)
-  const std::string whole(text.view());
-  std::string repaired;
-  std::int64_t dropped = 0;
-  auto ours = repair_truncated_trace(whole, where);
-  if (ours && ours->repaired) {
-    repaired = std::move(ours->text);
-    dropped = ours->dropped_bytes;
-  } else if (auto g = generic_repair(whole)) {
-    dropped = static_cast<std::int64_t>(whole.size()) - static_cast<std::int64_t>(g->size()) + 2;
-    repaired = std::move(*g);
-  } else {
-    if (!first) return positioned(first.error());
-    return invalid_json(whole, where,
-                        "malformed JSON inside 'traceEvents' that cannot be repaired");
-  }
-  inside = false;
-  seen = false;
-  model::FileText repaired_text(std::move(repaired));
-  auto second = attempt(repaired_text, rank, report, inside, seen);
-  if (!second) return positioned(second.error());
-  if (inside) {
-    return invalid_json(whole, where,
-                        "malformed JSON inside 'traceEvents' that cannot be repaired");
-  }
-  report.bytes = static_cast<std::int64_t>(text.size());
-  report.truncated = true;
-  report.dropped_bytes = dropped;
-  report.problems.push_back(
-      ImportProblem{"truncated tail", 1,
-                    "the file ends inside an event; " + std::to_string(dropped) +
-                        " bytes dropped after event " + std::to_string(report.events - 1)});
-  return rank;
-}
 }  // namespace dagsgd::trace
