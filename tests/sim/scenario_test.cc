@@ -53,6 +53,30 @@ TEST(Scenario, UnknownNamesListTheValidOnes) {
   EXPECT_TRUE(contains(w.error().message, "resnet50")) << w.error().message;
 }
 
+// Short names and FRAMEWORK+LIBRARY resolve where a stack name does; the framework's grouping is
+// the "framework" overlap.
+TEST(Scenario, StacksByShortAndComposedNames) {
+  ExchangeSpec e;
+  e.overlap = kFrameworkOverlap;
+  e.stack = "horovod";
+  EXPECT_TRUE(stack_groups_gradients(e.stack));
+  auto horovod = resolve_exchange(e);
+  ASSERT_TRUE(horovod.ok()) << horovod.error().message;
+  EXPECT_EQ(horovod->stack->name, "horovod-0.21-nccl-2.7-ib");
+  EXPECT_EQ(horovod->overlap.name(), "fusion:128,1");
+  e.stack = "pytorch-ddp+nccl-2.7-socket";
+  auto composed = resolve_exchange(e);
+  ASSERT_TRUE(composed.ok()) << composed.error().message;
+  EXPECT_EQ(composed->overlap.name(), "bucket:25,1");
+  EXPECT_EQ(composed->stack->library.connections, 2);
+  e.stack = "ddp";
+  auto unknown = resolve_exchange(e);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_TRUE(contains(unknown.error().message, "unknown stack 'ddp'")) << unknown.error().message;
+  EXPECT_TRUE(contains(unknown.error().message, "pytorch-ddp")) << unknown.error().message;
+  EXPECT_FALSE(stack_groups_gradients(e.stack));
+}
+
 TEST(Scenario, NetworkWorkloadDescribesAndBuildsTheRequest) {
   NetworkSpec n;
   n.network = "resnet50";

@@ -91,6 +91,52 @@ TEST(StackCli, FrameworkGroupingIsTheDefaultOverlap) {
   EXPECT_TRUE(contains(r.out, "pytorch-ddp-nccl-2.7-ib")) << r.out;
 }
 
+TEST(StackCli, ListsEveryStackAsTextAndJson) {
+  auto r = run_cli("stack list");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* name : {"apex-ddp-bert-nccl-2.7-ib", "horovod-0.9-openmpi-4.1-verbs",
+                           "tf-2.3-keras-nccl-2.7-ib", "PyTorch DDP 1.5-1.10", "socket (TCP)",
+                           "pytorch-ddp+nccl-2.7-socket", "horovod-0.21-nccl-2.7-ib"}) {
+    EXPECT_TRUE(contains(r.out, name)) << name << "\n" << r.out;
+  }
+  auto j = run_cli("stack list --json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  auto doc = nlohmann::json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  EXPECT_EQ(doc["stacks"].size(), 18u);
+  EXPECT_EQ(doc["stacks"][0]["name"], "apex-ddp-bert-nccl-2.7-ib");
+  for (const char* key : {"framework", "library", "transport", "changes", "source"}) {
+    EXPECT_TRUE(doc["stacks"][0].contains(key)) << key;
+  }
+  bool horovod = false;
+  for (const auto& s : doc["short_names"]) {
+    horovod = horovod || (s["name"] == "horovod" && s["stack"] == "horovod-0.21-nccl-2.7-ib");
+  }
+  EXPECT_TRUE(horovod) << doc["short_names"].dump();
+}
+
+// A short name predicts exactly what its sourced stack does; a composition predicts with its
+// own library, and `stack show` writes it as a file predict takes.
+TEST(StackCli, ShortAndComposedNamesWorkWhereStacksDo) {
+  const std::string job =
+      "--network vgg16 --gpu v100 --nodes 4 --gpus-per-node 8 --inter 100gbe --intra nvlink2 "
+      "--batch 64 ";
+  EXPECT_EQ(iteration_s(job + "--stack pytorch-ddp"),
+            iteration_s(job + "--stack pytorch-ddp-nccl-2.7-ib"));
+  const double composed = iteration_s(job + "--stack pytorch-ddp+nccl-2.7-socket");
+  EXPECT_GT(composed, iteration_s(job + "--stack pytorch-ddp"));  // sockets cap 100 GbE
+  const std::string file = stack_temp_dir() + "/composed.json";
+  auto show = run_cli("stack show pytorch-ddp+nccl-2.7-socket");
+  ASSERT_EQ(show.code, 0) << show.err;
+  ASSERT_TRUE(dagsgd::model::write_file(file, show.out, true).ok());
+  EXPECT_EQ(iteration_s(job + "--stack " + file), composed);
+  auto unknown = run_cli("predict " + job + "--stack pytorch");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_TRUE(contains(unknown.err, "unknown stack 'pytorch'")) << unknown.err;
+  EXPECT_TRUE(contains(unknown.err, "pytorch-ddp, ")) << unknown.err;
+  EXPECT_EQ(run_cli("stack show nccl-3").code, 2);
+}
+
 TEST(StackCli, BadInputExitsTwo) {
   const std::string dir = stack_temp_dir();
   ASSERT_TRUE(dagsgd::model::write_file(dir + "/nosource.json",

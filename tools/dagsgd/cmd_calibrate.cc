@@ -98,8 +98,9 @@ void add_calibrate(CLI::App& root, Action& action) {
   cmd->add_option("--stack", flags->r.stack,
                   "transfer calibration: fit this software stack's library parameters (" +
                       model::bundled_stacks().list() +
-                      ", or a stack file) on the known --link and write a stack file for "
-                      "--stack FILE on predict, whatif and replay (docs/communication.md)");
+                      ", a name of 'dagsgd stack list', or a stack file) on the known --link and "
+                      "write a stack file for --stack FILE on predict, whatif and replay "
+                      "(docs/communication.md)");
   cmd->add_option("--link", flags->r.link,
                   "with --stack: the fabric the benchmark crossed (a catalog name, or one of "
                   "--fabric-file)");

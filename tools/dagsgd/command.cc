@@ -189,6 +189,7 @@ int run_commands(const std::vector<std::string>& args, const Commands& more) {
   add_replay(app, action);
   add_topology(app, action);
   add_export(app, action);
+  add_stack(app, action);
   if (more) more(app, action);
   // CLI11 consumes the arguments from the back.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

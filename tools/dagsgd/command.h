@@ -92,5 +92,6 @@ void add_replay(CLI::App& root, Action& action);
 void add_validate(CLI::App& root, Action& action);
 void add_topology(CLI::App& root, Action& action);
 void add_export(CLI::App& root, Action& action);
+void add_stack(CLI::App& root, Action& action);
 
 }  // namespace dagsgd::tools

@@ -129,10 +129,11 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
       ->check(CLI::ExistingFile);
   app.add_option(
       "--stack", sweep ? f.grid.stack : f.exchange.stack,
-      "Software stack above the links (" + model::bundled_stacks().list() +
-          ", or a stack file, e.g. from 'dagsgd calibrate --stack S --link F --out'): the "
-          "library's algorithm choice and costs and the framework's grouping "
-          "(docs/communication.md)");
+      "Software stack above the links: a stack (" + model::bundled_stacks().list() +
+          "), a short name (pytorch-ddp, horovod, nccl, ...), FRAMEWORK+LIBRARY (e.g. "
+          "pytorch-ddp+nccl-2.7-socket; 'dagsgd stack list' shows them all), or a stack file, "
+          "e.g. from 'dagsgd calibrate --stack S --link F --out': the library's algorithm choice "
+          "and costs and the framework's grouping (docs/communication.md)");
   if (use != ScenarioUse::kReplay) {
     // Without --overlap, a stack whose framework groups gradients sets the grouping.
     app.parse_complete_callback([&f, sweep] {

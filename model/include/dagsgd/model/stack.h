@@ -123,8 +123,10 @@ struct StackSpec {
 // The stacks in datasets/stacks/ (file stems), sorted.
 NameRegistry bundled_stacks();
 
-// A bundled stack by name, or a stack file (a path with '/' or ending in .json). A file may
-// name a `base` stack and override its fields. Errors name the file and the field.
+// A bundled stack by name, a name of stack_names.h (a short name such as "pytorch-ddp", or
+// FRAMEWORK+LIBRARY such as "pytorch-ddp+nccl-2.7-socket"), or a stack file (a path with '/' or
+// ending in .json). A file may name a `base` stack and override its fields. Errors name the file
+// and the field; an unknown name lists the valid ones.
 Expected<StackSpec> load_stack(const std::string& name_or_path);
 // The same from JSON text; `path` names the file in errors.
 Expected<StackSpec> parse_stack_json(const std::string& text, const std::string& path);
