@@ -99,7 +99,7 @@ std::vector<double> max_min_rates(const std::vector<const LinkUsage*>& usage,
 namespace {
 
 // How many of a pattern phase's transfers cross each link.
-LinkUsage link_usage(const model::ClusterTopology& cluster, const std::vector<model::Transfer>& t) {
+LinkUsage link_usage(const ClusterTopology& cluster, const std::vector<model::Transfer>& t) {
   std::map<int, int> count;
   for (const auto& tr : t) {
     if (tr.src == tr.dst) continue;
@@ -110,7 +110,7 @@ LinkUsage link_usage(const model::ClusterTopology& cluster, const std::vector<mo
 
 }  // namespace
 
-double isolated_time_ns(const model::ClusterTopology& cluster, const model::FlowPlan& plan,
+double isolated_time_ns(const ClusterTopology& cluster, const model::FlowPlan& plan,
                         double bandwidth_scale) {
   double t = 0;
   for (std::size_t k = 0; k < plan.amounts.size(); ++k) {
@@ -130,7 +130,7 @@ double isolated_time_ns(const model::ClusterTopology& cluster, const model::Flow
   return t;
 }
 
-void fit_plan_to(model::FlowPlan& plan, const model::ClusterTopology& cluster, double target) {
+void fit_plan_to(model::FlowPlan& plan, const ClusterTopology& cluster, double target) {
   double fixed = 0;
   double bytes = 0;
   for (const auto& a : plan.amounts) {
@@ -156,8 +156,7 @@ void fit_plan_to(model::FlowPlan& plan, const model::ClusterTopology& cluster, d
   }
 }
 
-FlowNetwork::FlowNetwork(std::shared_ptr<const model::ClusterTopology> cluster,
-                         double bandwidth_scale)
+FlowNetwork::FlowNetwork(std::shared_ptr<const ClusterTopology> cluster, double bandwidth_scale)
     : cluster_(std::move(cluster)), bandwidth_scale_(bandwidth_scale) {
   DAGSGD_CHECK(cluster_ != nullptr && bandwidth_scale > 0);
   for (const auto& l : cluster_->links()) {

@@ -33,7 +33,7 @@ struct Run {
 // The flow-level tier of one simulation: the collectives' transfers and the links' speed.
 struct FlowTier {
   const model::CollectiveFlows* flows = nullptr;
-  std::shared_ptr<const model::ClusterTopology> cluster;
+  std::shared_ptr<const ClusterTopology> cluster;
   double bandwidth_scale = 1;
 };
 

@@ -214,7 +214,7 @@ class RootSplit {
   // The share of the broadcast the root waits for when a curve says the fastest rank (the root)
   // is done after `first` of the slowest one's `last`: the plan's time at the links' rates is
   // divided in that proportion (the reduction's all before the root's completion).
-  static double kept_share(const model::ClusterTopology& cluster, const model::FlowPlan& plan,
+  static double kept_share(const ClusterTopology& cluster, const model::FlowPlan& plan,
                            double first, double last) {
     model::FlowPlan reduce = plan;
     for (std::size_t i = plan.pattern->root_phases; i < reduce.amounts.size(); ++i) {

@@ -35,8 +35,8 @@ model::Topology Hardware::topology() const {
 namespace {
 
 // The cluster the flow-level tier runs on, when the spec asks for that tier.
-Expected<std::shared_ptr<const model::ClusterTopology>> resolve_cluster(const HardwareSpec& spec,
-                                                                        Hardware& h) {
+Expected<std::shared_ptr<const ClusterTopology>> resolve_cluster(const HardwareSpec& spec,
+                                                                 Hardware& h) {
   const std::string& m = spec.network_model;
   if (m != "auto" && m != "analytic" && m != "flow") {
     return Error{"unknown network model '" + m + "'; valid network models: auto, analytic, flow"};
@@ -49,15 +49,14 @@ Expected<std::shared_ptr<const model::ClusterTopology>> resolve_cluster(const Ha
       return Error{"the analytical network model does not use a topology ('" + spec.topology +
                    "'); use the flow model"};
     }
-    return std::shared_ptr<const model::ClusterTopology>();
+    return std::shared_ptr<const ClusterTopology>();
   }
-  model::NodeType node;
+  NodeType node;
   if (spec.topology.empty()) {
     // The plain two-fabric cluster the analytical formulas assume.
-    node =
-        model::uniform_node_type(h.gpus_per_node, model::link_capacity(h.intra), h.intra.latency);
+    node = uniform_node_type(h.gpus_per_node, model::link_capacity(h.intra), h.intra.latency);
   } else {
-    auto loaded = model::load_node_type(spec.topology);
+    auto loaded = load_node_type(spec.topology);
     if (!loaded) return model::with_context("topology", loaded.error());
     node = std::move(*loaded);
     const int g = node.gpus_per_node();
@@ -66,13 +65,13 @@ Expected<std::shared_ptr<const model::ClusterTopology>> resolve_cluster(const Ha
                    " GPUs per node, not " + std::to_string(h.gpus_per_node)};
     }
   }
-  auto net = model::parse_network_spec(spec.cluster_network);
+  auto net = parse_network_spec(spec.cluster_network);
   if (!net) return net.error();
-  DAGSGD_TRY(model::set_network_fabric(*net, h.inter));
-  auto cluster = model::ClusterTopology::build(node, h.nodes, *net);
+  DAGSGD_TRY(set_network_fabric(*net, h.inter));
+  auto cluster = ClusterTopology::build(node, h.nodes, *net);
   if (!cluster) return model::with_context("topology", cluster.error());
-  return std::shared_ptr<const model::ClusterTopology>(
-      std::make_shared<model::ClusterTopology>(std::move(*cluster)));
+  return std::shared_ptr<const ClusterTopology>(
+      std::make_shared<ClusterTopology>(std::move(*cluster)));
 }
 
 }  // namespace
@@ -433,10 +432,10 @@ Description NetworkWorkload::describe(const Scenario& s) const {
   }
   if (h.cluster) {
     const auto& c = *h.cluster;
-    d.insert(d.begin() + 6, {{"topology", c.node_type().name + " x " + std::to_string(c.nodes()) +
-                                              ", " + model::network_kind_name(c.network().kind) +
-                                              " of " + c.network().fabric},
-                             {"network model", "flow (transfers share the topology's links)"}});
+    d.insert(d.begin() + 6,
+             {{"topology", c.node_type().name + " x " + std::to_string(c.nodes()) + ", " +
+                               network_kind_name(c.network().kind) + " of " + c.network().fabric},
+              {"network model", "flow (transfers share the topology's links)"}});
   }
   return d;
 }

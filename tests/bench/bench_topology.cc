@@ -3,24 +3,26 @@
 #include <benchmark/benchmark.h>
 
 #include "dagsgd/model/hardware.h"
-#include "dagsgd/model/topology.h"
+#include "dagsgd/sim/cluster_network.h"
+#include "dagsgd/sim/cluster_topology.h"
+#include "dagsgd/sim/node_type.h"
 
 namespace {
 
 using namespace dagsgd;
 
 struct Fixture {
-  model::NodeType node;
-  model::ClusterNetwork network;
+  sim::NodeType node;
+  sim::ClusterNetwork network;
 };
 
 const Fixture& fixture() {
   static const Fixture f = [] {
     Fixture x;
-    x.node = *model::load_node_type("dgx1-v100");
-    x.network = *model::parse_network_spec("fat-tree:2:8");
+    x.node = *sim::load_node_type("dgx1-v100");
+    x.network = *sim::parse_network_spec("fat-tree:2:8");
     auto catalog = model::HardwareCatalog::load_default();
-    (void)model::set_network_fabric(x.network, *catalog->fabric("ib-edr"));
+    (void)sim::set_network_fabric(x.network, *catalog->fabric("ib-edr"));
     return x;
   }();
   return f;
@@ -32,7 +34,7 @@ void build_and_ring_routes(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   std::size_t hops = 0;
   for (auto _ : state) {
-    auto t = model::ClusterTopology::build(f.node, nodes, f.network);
+    auto t = sim::ClusterTopology::build(f.node, nodes, f.network);
     if (!t.ok()) state.SkipWithError(t.error().message.c_str());
     const int n = t->gpu_count();
     for (int r = 0; r < n; ++r) {
@@ -51,7 +53,7 @@ BENCHMARK(build_and_ring_routes)->Arg(128)->Unit(benchmark::kMillisecond);
 // A route already asked for: what the flow tier pays per transfer.
 void cached_route(benchmark::State& state) {
   const Fixture& f = fixture();
-  auto t = model::ClusterTopology::build(f.node, 128, f.network);
+  auto t = sim::ClusterTopology::build(f.node, 128, f.network);
   const int n = t->gpu_count();
   for (int r = 0; r < n; ++r) (void)t->route(r, (r + 1) % n);
   int r = 0;

@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <string>
 
-#include "dagsgd/model/topology.h"
+#include "dagsgd/sim/cluster_topology.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace dagsgd::model;
+  using namespace dagsgd::sim;
   auto node = parse_node_type_json(dagsgd::fuzz::text_of(data, size), "fuzz");
   if (!node.ok()) return 0;
   FUZZ_REQUIRE(validate_node_type(*node).ok());

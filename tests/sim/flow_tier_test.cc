@@ -31,7 +31,7 @@ const model::FabricSpec& fabric(const std::string& name) {
 // The plain cluster both tiers describe: `nodes` x `g` GPUs, intra and inter fabrics.
 struct Plain {
   model::Topology topo;
-  std::shared_ptr<const model::ClusterTopology> cluster;
+  std::shared_ptr<const ClusterTopology> cluster;
 };
 
 Plain plain(int nodes, int g, const std::string& intra = "pcie3",
@@ -41,14 +41,13 @@ Plain plain(int nodes, int g, const std::string& intra = "pcie3",
   p.topo.gpus_per_node = g;
   p.topo.intra = model::LinkCost::from_fabric(fabric(intra));
   p.topo.inter = model::LinkCost::from_fabric(fabric(inter));
-  auto net = model::parse_network_spec("single-switch");
+  auto net = parse_network_spec("single-switch");
   EXPECT_TRUE(net.ok());
-  EXPECT_TRUE(model::set_network_fabric(*net, fabric(inter)).ok());
-  auto c = model::ClusterTopology::build(
-      model::uniform_node_type(g, fabric(intra).achievable_bandwidth, fabric(intra).latency), nodes,
-      *net);
+  EXPECT_TRUE(set_network_fabric(*net, fabric(inter)).ok());
+  auto c = ClusterTopology::build(
+      uniform_node_type(g, fabric(intra).achievable_bandwidth, fabric(intra).latency), nodes, *net);
   EXPECT_TRUE(c.ok()) << c.error().message;
-  p.cluster = std::make_shared<model::ClusterTopology>(std::move(*c));
+  p.cluster = std::make_shared<ClusterTopology>(std::move(*c));
   return p;
 }
 
@@ -142,13 +141,13 @@ TEST(FlowTier, GpusBehindOneNicShareIt) {
 // (once each way per direction of the ring): its transfers move at half that link's rate when it
 // is the narrowest.
 TEST(FlowTier, ARingThroughTheSocketLinkCrossesItTwice) {
-  auto node = model::load_node_type("pcie-8gpu-2s-switch");
+  auto node = load_node_type("pcie-8gpu-2s-switch");
   ASSERT_TRUE(node.ok()) << node.error().message;
-  auto net = model::parse_network_spec("single-switch");
-  ASSERT_TRUE(model::set_network_fabric(*net, fabric("10gbe")).ok());
-  auto c = model::ClusterTopology::build(*node, 1, *net);
+  auto net = parse_network_spec("single-switch");
+  ASSERT_TRUE(set_network_fabric(*net, fabric("10gbe")).ok());
+  auto c = ClusterTopology::build(*node, 1, *net);
   ASSERT_TRUE(c.ok()) << c.error().message;
-  auto cluster = std::make_shared<model::ClusterTopology>(std::move(*c));
+  auto cluster = std::make_shared<ClusterTopology>(std::move(*c));
   model::Topology topo;
   topo.nodes = 1;
   topo.gpus_per_node = 8;
@@ -171,7 +170,7 @@ TEST(FlowTier, ARingThroughTheSocketLinkCrossesItTwice) {
     const auto& link = cluster->links()[static_cast<std::size_t>(l)];
     const auto& from = cluster->devices()[static_cast<std::size_t>(link.from)];
     const auto& to = cluster->devices()[static_cast<std::size_t>(link.to)];
-    if (from.kind == model::DeviceKind::kCpu && to.kind == model::DeviceKind::kCpu) {
+    if (from.kind == DeviceKind::kCpu && to.kind == DeviceKind::kCpu) {
       socket_uses = std::max(socket_uses, n);
     }
     slowest = std::min(slowest, link.bandwidth * 1e-9 / n);
@@ -220,14 +219,14 @@ TEST(FlowTier, AShapedLinkPassesItsBurstAtOnceAndRefillsAtItsRate) {
   model::FabricSpec shaped = fabric("10gbe");
   shaped.burst_bytes = 1'000'000;
   const double nic = shaped.achievable_bandwidth * 1e-9;
-  auto net_spec = model::parse_network_spec("single-switch");
+  auto net_spec = parse_network_spec("single-switch");
   ASSERT_TRUE(net_spec.ok());
-  ASSERT_TRUE(model::set_network_fabric(*net_spec, shaped).ok());
+  ASSERT_TRUE(set_network_fabric(*net_spec, shaped).ok());
   EXPECT_EQ(net_spec->nic_burst_bytes, 1'000'000);
-  auto c = model::ClusterTopology::build(
-      model::uniform_node_type(1, fabric("pcie3").achievable_bandwidth, 0), 2, *net_spec);
+  auto c = ClusterTopology::build(uniform_node_type(1, fabric("pcie3").achievable_bandwidth, 0), 2,
+                                  *net_spec);
   ASSERT_TRUE(c.ok()) << c.error().message;
-  const auto cluster = std::make_shared<model::ClusterTopology>(std::move(*c));
+  const auto cluster = std::make_shared<ClusterTopology>(std::move(*c));
   int shaped_links = 0;
   for (const auto& l : cluster->links()) shaped_links += l.burst_bytes == 1'000'000;
   EXPECT_EQ(shaped_links, 4) << "each NIC port, both directions";
@@ -242,14 +241,14 @@ TEST(FlowTier, AShapedLinkPassesItsBurstAtOnceAndRefillsAtItsRate) {
     model::Dag dag;
     auto res = dag.add_resource("collectives", 8);
     const auto a = add_collective(dag, res);
-    std::shared_ptr<const model::ClusterTopology> on = cluster;
+    std::shared_ptr<const ClusterTopology> on = cluster;
     if (!with_burst) {
       auto plain_spec = *net_spec;
       plain_spec.nic_burst_bytes = 0;
-      auto unshaped = model::ClusterTopology::build(
-          model::uniform_node_type(1, fabric("pcie3").achievable_bandwidth, 0), 2, plain_spec);
+      auto unshaped = ClusterTopology::build(
+          uniform_node_type(1, fabric("pcie3").achievable_bandwidth, 0), 2, plain_spec);
       ASSERT_TRUE(unshaped.ok());
-      on = std::make_shared<model::ClusterTopology>(std::move(*unshaped));
+      on = std::make_shared<ClusterTopology>(std::move(*unshaped));
     }
     FlowNetwork net(on);
     net.assign(a, plan);

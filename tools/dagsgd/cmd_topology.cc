@@ -5,7 +5,9 @@
 
 #include "command.h"
 #include "dagsgd/model/hardware.h"
-#include "dagsgd/model/topology.h"
+#include "dagsgd/sim/cluster_network.h"
+#include "dagsgd/sim/cluster_topology.h"
+#include "dagsgd/sim/node_type.h"
 
 namespace dagsgd::tools {
 
@@ -36,9 +38,9 @@ constexpr const char* kShowHelp =
 constexpr const char* kListHelp = "List the bundled node types, one line each.";
 
 int run_show(const ShowOptions& o) {
-  auto node = model::load_node_type(o.node_type);
+  auto node = sim::load_node_type(o.node_type);
   if (!node) return report_error(node.error().message);
-  auto network = model::parse_network_spec(o.network);
+  auto network = sim::parse_network_spec(o.network);
   if (!network) return report_error(network.error().message);
   const std::string fabric = o.inter.empty() ? node->nic_fabric : o.inter;
   if (o.nodes > 1 && fabric.empty()) {
@@ -48,18 +50,18 @@ int run_show(const ShowOptions& o) {
   if (o.nodes > 1 || !o.inter.empty()) {
     auto spec = model::find_fabric(fabric, o.fabric_files);
     if (!spec) return report_error(spec.error().message);
-    if (auto set = model::set_network_fabric(*network, *spec); !set) {
+    if (auto set = sim::set_network_fabric(*network, *spec); !set) {
       return report_error(set.error().message);
     }
   }
-  auto cluster = model::ClusterTopology::build(*node, o.nodes, *network);
+  auto cluster = sim::ClusterTopology::build(*node, o.nodes, *network);
   if (!cluster) return report_error(cluster.error().message);
   print(o.dot ? cluster->to_dot() : o.json ? cluster->to_json() : cluster->describe());
   return kExitOk;
 }
 
 int run_list(const ListOptions&) {
-  auto list = model::list_node_types();
+  auto list = sim::list_node_types();
   if (!list) return report_error(list.error().message, kExitFailure);
   print(*list);
   return kExitOk;

@@ -199,7 +199,7 @@ model::Expected<sim::Catalogs> load_catalogs(const ScenarioFlags& f) {
 
 model::Expected<int> gpus_per_node(const ScenarioFlags& f, int otherwise) {
   if (f.given("--gpus-per-node") || f.hardware.topology.empty()) return otherwise;
-  auto node = model::load_node_type(f.hardware.topology);
+  auto node = sim::load_node_type(f.hardware.topology);
   if (!node) return model::with_context("--topology", node.error());
   return node->gpus_per_node();
 }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "dagsgd/model/collective_flows.h"
-#include "dagsgd/model/topology.h"
+#include "dagsgd/sim/cluster_topology.h"
 #include "dagsgd/sim/engine.h"
 
 namespace dagsgd::sim {
@@ -38,7 +38,7 @@ struct LinkLoad {
 
 // The time of `plan` alone on `cluster` (no other traffic): its phases' fixed parts plus each
 // phase's bytes at the rate its transfers get when only they share the links.
-double isolated_time_ns(const model::ClusterTopology& cluster, const model::FlowPlan& plan,
+double isolated_time_ns(const ClusterTopology& cluster, const model::FlowPlan& plan,
                         double bandwidth_scale = 1);
 
 // Fits `plan` so that alone on `cluster` it takes `target` ns (a measured curve's time). Slower
@@ -48,7 +48,7 @@ double isolated_time_ns(const model::ClusterTopology& cluster, const model::Flow
 // this one is not moving data on it (docs/communication.md, "Collectives in flight together").
 // Faster: the fixed parts shrink; faster than the transfers alone, they carry proportionally
 // fewer bytes (the plan of one call overstates a stream's wire time per call).
-void fit_plan_to(model::FlowPlan& plan, const model::ClusterTopology& cluster, double target);
+void fit_plan_to(model::FlowPlan& plan, const ClusterTopology& cluster, double target);
 
 // One link's load over a window of time, for reports.
 struct LinkUse {
@@ -64,15 +64,14 @@ class FlowNetwork;
 std::vector<LinkUse> busiest_links(const FlowNetwork& net, double from, double to,
                                    std::size_t shown = 8);
 
-// A shaped link (a token-bucket shaper's burst, model::TopoLink::burst_bytes): a transfer that
+// A shaped link (a token-bucket shaper's burst, TopoLink::burst_bytes): a transfer that
 // starts when every shaped link it crosses has allowance left moves that much at once (the
 // links inside a node, far faster than a shaped port, do not hold it); the allowance comes back
 // at the link's rate less what crosses it, up to the bucket.
 class FlowNetwork final : public TaskTimer {
  public:
   // `bandwidth_scale` multiplies every link's bandwidth (2: the "twice the bandwidth" what-if).
-  explicit FlowNetwork(std::shared_ptr<const model::ClusterTopology> cluster,
-                       double bandwidth_scale = 1);
+  explicit FlowNetwork(std::shared_ptr<const ClusterTopology> cluster, double bandwidth_scale = 1);
 
   // Task `t` runs `plan` when it starts (its DAG duration is not used); a phase's `rate_cap`
   // limits each of its transfers.
@@ -88,7 +87,7 @@ class FlowNetwork final : public TaskTimer {
   model::Nanos next_event() const override;
   void advance(model::Nanos now, std::vector<model::TaskId>& finished) override;
 
-  const model::ClusterTopology& cluster() const { return *cluster_; }
+  const ClusterTopology& cluster() const { return *cluster_; }
   // What each link carried in [from, to) ns (indexed like cluster().links()).
   std::vector<LinkLoad> loads(double from, double to) const;
   double capacity(int link) const { return capacity_[static_cast<std::size_t>(link)]; }
@@ -119,11 +118,11 @@ class FlowNetwork final : public TaskTimer {
   void recompute_rates();
   double next_exact() const;
 
-  std::shared_ptr<const model::ClusterTopology> cluster_;
+  std::shared_ptr<const ClusterTopology> cluster_;
   double bandwidth_scale_ = 1;  // also scales the phases' per-transfer caps
   bool serial_peers_ = false;
   std::vector<double> capacity_;  // bytes/ns per link
-  // Shaped links (model::TopoLink::burst_bytes): each link's bucket and what it holds now; it
+  // Shaped links (TopoLink::burst_bytes): each link's bucket and what it holds now; it
   // fills at the link's rate less what crosses it, up to the bucket.
   std::vector<double> burst_;
   std::vector<double> credit_;

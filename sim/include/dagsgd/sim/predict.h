@@ -8,9 +8,9 @@
 
 #include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/ssgd.h"
-#include "dagsgd/model/topology.h"
 #include "dagsgd/model/units.h"
 #include "dagsgd/sim/analysis.h"
+#include "dagsgd/sim/cluster_topology.h"
 #include "dagsgd/sim/flow_network.h"
 
 namespace dagsgd::sim {
@@ -38,7 +38,7 @@ struct PredictRequest {
   // The flow-level tier: collectives as transfers on this cluster's links (its GPU ranks are
   // the workers), sharing them; nullptr: the analytical tier prices each collective alone.
   // `topology` still prices the fixed parts (startup latencies, reduction).
-  std::shared_ptr<const model::ClusterTopology> cluster;
+  std::shared_ptr<const ClusterTopology> cluster;
   // Stragglers (docs/gpu-effects.md): the coefficient of variation of each rank's iteration
   // compute. Every iteration waits for the slowest rank, so forward and backward take the
   // expected maximum of the workers' independent normal draws; 0: none (CPU ranks, or off).

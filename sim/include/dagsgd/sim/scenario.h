@@ -15,7 +15,7 @@
 #include "dagsgd/model/network.h"
 #include "dagsgd/model/ssgd.h"
 #include "dagsgd/model/stack.h"
-#include "dagsgd/model/topology.h"
+#include "dagsgd/sim/cluster_topology.h"
 #include "dagsgd/sim/predict.h"
 #include "dagsgd/sim/trace_replay.h"
 #include "dagsgd/trace/bcaffe_log.h"
@@ -76,7 +76,7 @@ struct Hardware {
   model::FabricSpec intra;
   model::FabricSpec inter;
   // The cluster the flow-level tier runs on (nullptr: the analytical tier).
-  std::shared_ptr<const model::ClusterTopology> cluster;
+  std::shared_ptr<const ClusterTopology> cluster;
   int workers() const { return nodes * gpus_per_node; }
   model::Topology topology() const;  // the links as alpha-beta costs
 };

@@ -8,8 +8,8 @@
 
 #include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/expected.h"
-#include "dagsgd/model/topology.h"
 #include "dagsgd/model/units.h"
+#include "dagsgd/sim/cluster_topology.h"
 #include "dagsgd/sim/engine.h"
 #include "dagsgd/sim/flow_network.h"
 #include "dagsgd/trace/trace_dag.h"
@@ -65,7 +65,7 @@ struct ReplayOptions {
   int ranks_per_machine = 0;
   // The flow-level tier (with a target): the modeled collectives become transfers on this
   // cluster's links, progressing together and sharing them; its GPU ranks are the run's ranks.
-  std::shared_ptr<const model::ClusterTopology> cluster;
+  std::shared_ptr<const ClusterTopology> cluster;
 };
 
 // How the host CPUs were modeled (ReplayResult::cpu).

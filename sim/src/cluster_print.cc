@@ -1,5 +1,4 @@
-// What `dagsgd topology` prints: a cluster topology as text, Graphviz (dot) or JSON (show), and
-// the bundled node types (list).
+// What `dagsgd topology show` prints: a cluster topology as text, Graphviz (dot) or JSON.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,12 +8,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dagsgd/model/paths.h"
-#include "dagsgd/model/topology.h"
-#include "topology_route.h"
+#include "cluster_plan.h"
+#include "dagsgd/sim/cluster_topology.h"
+#include "node_route.h"
 
-namespace dagsgd::model {
+namespace dagsgd::sim {
 namespace {
+
+using model::Nanos;
+using model::to_micros;
 
 using OJson = nlohmann::ordered_json;
 using topo::kBytesPerGbyte;
@@ -350,20 +352,4 @@ std::string ClusterTopology::to_json() const {
   return out.dump(2) + "\n";
 }
 
-Expected<std::string> list_node_types() {
-  const NameRegistry names = bundled_node_types();
-  if (names.names().empty()) {
-    return Error{"no bundled node types in " + data_path("topologies")};
-  }
-  std::string out;
-  for (const auto& name : names.names()) {
-    auto node = load_node_type(name);
-    if (!node) return node.error();
-    char line[64];
-    std::snprintf(line, sizeof line, "%-22s ", name.c_str());
-    out += line + node->description + "\n";
-  }
-  return out;
-}
-
-}  // namespace dagsgd::model
+}  // namespace dagsgd::sim

@@ -1,14 +1,14 @@
-// Routing inside one node type, shared by the node-type loader (default NIC choice, reachability
-// checks) and ClusterTopology (routes, ring order).
+// Routing inside one node type, shared by the node-type loader (default NIC choice) and
+// ClusterTopology (routes, ring order); and the quoting and units their messages share.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "dagsgd/model/topology.h"
+#include "dagsgd/sim/node_type.h"
 
-namespace dagsgd::model::topo {
+namespace dagsgd::sim::topo {
 
 inline constexpr double kBytesPerGbyte = 1e9;
 
@@ -34,24 +34,4 @@ std::vector<std::optional<std::vector<int>>> local_routes(const NodeType& node,
 // Narrowest bandwidth along `route` (links of `node`); 0 for an empty route.
 double bottleneck(const std::vector<TopoLink>& links, const std::vector<int>& route);
 
-}  // namespace dagsgd::model::topo
-
-namespace dagsgd::model {
-
-// What build() fixes besides devices and links, for route() and the printers.
-struct ClusterTopology::Plan {
-  int node_devices = 0;
-  int node_links = 0;
-  int endpoints = 0;  // local GPUs, then local NICs
-  // Node-local routes between endpoints, as local link indices: [from * endpoints + to].
-  std::vector<std::vector<int>> local;
-  std::vector<int> nic_up, nic_down;    // per node * nics + k: NIC -> switch, switch -> NIC
-  std::vector<int> leaf_of_node;        // fat-tree: each node's leaf
-  std::vector<int> leaf_up, leaf_down;  // per leaf (fat-tree) or rail: to and from the spine
-
-  const std::vector<int>& local_route(int from_endpoint, int to_endpoint) const {
-    return local[static_cast<std::size_t>(from_endpoint) * endpoints + to_endpoint];
-  }
-};
-
-}  // namespace dagsgd::model
+}  // namespace dagsgd::sim::topo

@@ -1,9 +1,10 @@
 // Node-type files (datasets/topologies/*.json and user files, schema in docs/topology.md):
 // link types with their nominal rate, efficiency and source; devices; links by device name.
-// Every error names the file and the entry.
+// Every error names the file and the entry. Also the list of bundled node types.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -12,10 +13,21 @@
 
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
-#include "dagsgd/model/topology.h"
-#include "topology_route.h"
+#include "dagsgd/sim/node_type.h"
+#include "node_route.h"
 
-namespace dagsgd::model {
+namespace dagsgd::sim {
+
+using model::data_path;
+using model::Error;
+using model::Expected;
+using model::from_micros;
+using model::json_file_stems;
+using model::NameRegistry;
+using model::Nanos;
+using model::ok;
+using model::read_file;
+
 namespace {
 
 using Json = nlohmann::json;
@@ -380,4 +392,20 @@ Expected<NodeType> load_node_type(const std::string& name_or_path) {
   return parse_node_type_json(*text, name_or_path);
 }
 
-}  // namespace dagsgd::model
+Expected<std::string> list_node_types() {
+  const NameRegistry names = bundled_node_types();
+  if (names.names().empty()) {
+    return Error{"no bundled node types in " + data_path("topologies")};
+  }
+  std::string out;
+  for (const auto& name : names.names()) {
+    auto node = load_node_type(name);
+    if (!node) return node.error();
+    char line[64];
+    std::snprintf(line, sizeof line, "%-22s ", name.c_str());
+    out += line + node->description + "\n";
+  }
+  return out;
+}
+
+}  // namespace dagsgd::sim
