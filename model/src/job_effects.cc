@@ -23,9 +23,9 @@ constexpr double kMaxCv = 1;
 constexpr double kMaxCount = 1e12;
 
 // Reads one object's keys, each error naming the file and the key's path.
-class Section {
+class EffectsObject {
  public:
-  Section(const Json& j, std::string where, std::string path)
+  EffectsObject(const Json& j, std::string where, std::string path)
       : j_(j), where_(std::move(where)), path_(std::move(path)) {}
 
   Expected<void> only(const std::vector<std::string>& keys) const {
@@ -77,7 +77,7 @@ double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 Expected<JobEffects> parse_job_effects(std::string_view text, const std::string& where) {
   const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Error{where + ": " + json_syntax_error(text)};
-  const Section top(j, where, "");
+  const EffectsObject top(j, where, "");
   DAGSGD_TRY(top.only({"format", "version", "source", "interference", "noise"}));
   auto format = j.find("format");
   if (format == j.end() || *format != kJobEffectsFormat) {
@@ -91,7 +91,7 @@ Expected<JobEffects> parse_job_effects(std::string_view text, const std::string&
     e.source = s->get<std::string>();
   }
   if (auto i = j.find("interference"); i != j.end()) {
-    const Section sec(*i, where, "interference");
+    const EffectsObject sec(*i, where, "interference");
     DAGSGD_TRY(sec.only({"compute_slowdown", "samples"}));
     JobEffects::Interference in;
     auto slowdown = sec.number("compute_slowdown", 1, kMaxSlowdown, 1);
@@ -103,7 +103,7 @@ Expected<JobEffects> parse_job_effects(std::string_view text, const std::string&
     e.interference = in;
   }
   if (auto n = j.find("noise"); n != j.end()) {
-    const Section sec(*n, where, "noise");
+    const EffectsObject sec(*n, where, "noise");
     DAGSGD_TRY(sec.only({"iteration_cv", "iterations", "ranks"}));
     JobEffects::Noise noise;
     auto cv = sec.number("iteration_cv", 0, kMaxCv, 0);
