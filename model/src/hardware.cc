@@ -140,7 +140,7 @@ Expected<GpuSpec> parse_gpu(const Json& j) {
   if (j.contains("device")) {
     const Json& d = j["device"];
     if (d != "gpu" && d != "cpu") {
-      return Error{"'device' must be \"gpu\" or \"cpu\", got " + short_dump(d)};
+      return Error{"'device' must be \"gpu\" or \"cpu\", got " + message::short_dump(d)};
     }
     g->cpu = d == "cpu";
   }
