@@ -140,6 +140,8 @@ Expected<EffectSwitches> parse_effects_off(const std::string& list) {
       s.stragglers = false;
     } else if (name == "copies") {
       s.copies = false;
+    } else if (name == "interference") {
+      s.interference = false;
     } else {
       return Error{"unknown effect '" + name + "' (valid: " + effect_names() + ")"};
     }
@@ -148,7 +150,7 @@ Expected<EffectSwitches> parse_effects_off(const std::string& list) {
   return s;
 }
 
-std::string effect_names() { return "stragglers, copies"; }
+std::string effect_names() { return "stragglers, copies, interference"; }
 
 double expected_max_normal(int n) {
   if (n <= 1) return 0;

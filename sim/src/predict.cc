@@ -12,6 +12,7 @@
 #include "dagsgd/model/job_effects.h"
 #include "dagsgd/sim/engine.h"
 #include "dagsgd/sim/flow_network.h"
+#include "intervals.h"
 
 namespace dagsgd::sim {
 
@@ -28,6 +29,7 @@ struct Run {
   std::uint64_t events = 0;
   std::vector<TimelineSpan> timeline;
   std::vector<LinkUse> links;
+  Nanos interference = 0;  // compute added beside collectives in flight, one worker
 };
 
 // The flow-level tier of one simulation: the collectives' transfers and the links' speed.
@@ -112,6 +114,58 @@ struct Simulator {
   SsgdSimResult result;
 };
 
+// Runs `dag` through the engine, recording its last iteration; on the flow-level tier the
+// collectives' transfers share the network it returns.
+model::Expected<std::unique_ptr<FlowNetwork>> run_dag(Simulator& sim, const model::SsgdDag& dag,
+                                                      const PredictRequest& req,
+                                                      const FlowTier* flow) {
+  const auto& groups = dag.config().groups;
+  std::unique_ptr<FlowNetwork> net;
+  if (flow != nullptr && !groups.empty()) {
+    net = std::make_unique<FlowNetwork>(flow->cluster, flow->bandwidth_scale);
+    net->set_serial_peers(req.exchange.stack &&
+                          req.exchange.stack->library.peer_transfers == "serial");
+    for (int it = 0; it < dag.iterations(); ++it) {
+      for (int g = 0; g < dag.group_count(); ++g) {
+        net->assign(dag.comm_id(it, g),
+                    flow->flows->plan(groups[static_cast<std::size_t>(g)].elements));
+      }
+    }
+  }
+  DAGSGD_TRY(sim.engine.run(dag, sim.result, net.get(), dag.iterations() - 1));
+  return net;
+}
+
+// Interference (docs/gpu-effects.md): each forward and backward of the simulated last iteration
+// runs (slowdown - 1) x longer for the time a collective was in flight beside it. Workers are
+// alike in predict, so worker 0's overlap stands for every worker's; the layers' times in
+// `layers` grow by it. Returns the compute added to one worker's iteration.
+Nanos slow_compute_beside_comm(const model::SsgdDag& dag, const SsgdSimResult& r, double slowdown,
+                               std::vector<model::LayerTime>& layers) {
+  const int last = dag.iterations() - 1;
+  std::vector<Interval> comm;
+  for (int g = 0; g < dag.group_count(); ++g) {
+    const model::TaskId id = dag.comm_id(last, g);
+    comm.push_back({r.start(id), r.finish(id)});
+  }
+  comm = merge(std::move(comm));
+  auto added_to = [&](int position) {
+    const model::TaskId id = dag.task_id(last, 0, position);
+    const Nanos beside = length_and(comm, {{r.start(id), r.finish(id)}});
+    return std::llround(static_cast<double>(beside) * (slowdown - 1));
+  };
+  Nanos added = 0;
+  for (int l = 0; l < dag.layers(); ++l) {
+    auto& layer = layers[static_cast<std::size_t>(l)];
+    const Nanos forward = added_to(model::SsgdDag::kFirstForward + l);
+    const Nanos backward = added_to(dag.first_backward() + dag.layers() - 1 - l);
+    layer.forward += forward;
+    layer.backward += backward;
+    added += forward + backward;
+  }
+  return added;
+}
+
 model::Expected<Run> simulate_once(Simulator& sim, const PredictRequest& req, int workers,
                                    const model::CommTimeFn& comm, bool with_comm,
                                    bool keep_timeline = false, const FlowTier* flow = nullptr) {
@@ -128,38 +182,36 @@ model::Expected<Run> simulate_once(Simulator& sim, const PredictRequest& req, in
   if (with_comm && workers > 1) c.groups = model::make_groups(c.layers, req.overlap, comm);
   // Sizes and times from input: an Error before any memory is spent on the DAG.
   DAGSGD_TRY(model::check_ssgd_config(c, /*compact=*/true));
-  const model::SsgdDag dag(std::move(c));
-  const auto& groups = dag.config().groups;
-  std::unique_ptr<FlowNetwork> net;
-  if (flow != nullptr && !groups.empty()) {
-    net = std::make_unique<FlowNetwork>(flow->cluster, flow->bandwidth_scale);
-    net->set_serial_peers(req.exchange.stack &&
-                          req.exchange.stack->library.peer_transfers == "serial");
-    for (int it = 0; it < dag.iterations(); ++it) {
-      for (int g = 0; g < dag.group_count(); ++g) {
-        net->assign(dag.comm_id(it, g),
-                    flow->flows->plan(groups[static_cast<std::size_t>(g)].elements));
-      }
-    }
-  }
-  const int last = dag.iterations() - 1;
-  SsgdSimResult& r = sim.result;
-  DAGSGD_TRY(sim.engine.run(dag, r, net.get(), last));
+  auto dag = std::make_unique<const model::SsgdDag>(std::move(c));
+  auto net = run_dag(sim, *dag, req, flow);
+  if (!net) return net.error();
   Run run;
-  run.analysis = analyze_iteration(dag, r, last, 0);
-  if (net) {
-    run.links = busiest_links(*net, static_cast<double>(run.analysis.start),
+  if (req.compute_slowdown > 1 && dag->group_count() > 0) {
+    // Once more with the slowed compute; the gradient groups stay those of the first run.
+    model::SsgdConfig slowed = dag->config();
+    run.interference =
+        slow_compute_beside_comm(*dag, sim.result, req.compute_slowdown, slowed.layers);
+    DAGSGD_TRY(model::check_ssgd_config(slowed, /*compact=*/true));
+    dag = std::make_unique<const model::SsgdDag>(std::move(slowed));
+    net = run_dag(sim, *dag, req, flow);
+    if (!net) return net.error();
+  }
+  const int last = dag->iterations() - 1;
+  const SsgdSimResult& r = sim.result;
+  run.analysis = analyze_iteration(*dag, r, last, 0);
+  if (*net) {
+    run.links = busiest_links(**net, static_cast<double>(run.analysis.start),
                               static_cast<double>(run.analysis.end));
   }
-  run.groups = groups;
-  run.tasks = dag.task_count();
+  run.groups = dag->config().groups;
+  run.tasks = dag->task_count();
   run.events = r.events();
   if (keep_timeline) {
     // In task order, as the explicit DAG numbers them: each worker's tasks, then collectives.
-    const auto first = static_cast<std::size_t>(dag.task_id(last, 0, 0));
-    for (std::size_t i = first; i < first + dag.iteration_tasks(); ++i) {
+    const auto first = static_cast<std::size_t>(dag->task_id(last, 0, 0));
+    for (std::size_t i = first; i < first + dag->iteration_tasks(); ++i) {
       const auto id = static_cast<model::TaskId>(i);
-      const model::Task t = dag.task(id);
+      const model::Task t = dag->task(id);
       run.timeline.push_back({t.worker, t.kind, t.layer, r.start(id) - run.analysis.start,
                               r.finish(id) - r.start(id)});
     }
@@ -277,6 +329,12 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
   }
   out.single_gpu_iteration = single->analysis.time();
   out.effects = effect_costs(req, workers);
+  if (main->interference > 0) {
+    out.effects.push_back(
+        {"interference", main->interference,
+         "forward and backward x" + model::fmt("%.3f", req.compute_slowdown) +
+             " while a collective is in flight beside them (compute kernels beside NCCL's)"});
+  }
   out.throughput = static_cast<double>(req.batch) * workers / model::to_seconds(out.iteration);
   out.speedup = static_cast<double>(workers) * static_cast<double>(out.single_gpu_iteration) /
                 static_cast<double>(out.iteration);
@@ -329,7 +387,8 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
     for (const EffectCost& e : out.effects) {
       const std::string what = e.effect == "stragglers"
                                    ? "stragglers at " + std::to_string(workers) + " GPUs"
-                                   : "framework " + e.effect;
+                               : e.effect == "interference" ? "compute slowed beside communication"
+                                                            : "framework " + e.effect;
       around += (around.empty() ? "" : ", ") + what + " " +
                 model::fmt("%.2f ms", model::to_millis(e.time));
     }

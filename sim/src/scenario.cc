@@ -281,7 +281,8 @@ Expected<std::unique_ptr<NetworkWorkload>> NetworkWorkload::resolve(const Networ
 }
 
 // The compute noise: the flag's, else the effects file's, else for a GPU the bundled
-// measurement; a CPU node gets only what was measured for it (docs/gpu-effects.md).
+// measurement; the interference: the effects file's, else for a GPU the bundled one. A CPU node
+// gets only what was measured for it (docs/gpu-effects.md).
 Expected<void> NetworkWorkload::resolve_effects() {
   auto off = model::parse_effects_off(spec_.effects_off);
   if (!off) return model::with_context("effects switched off", off.error());
@@ -291,6 +292,13 @@ Expected<void> NetworkWorkload::resolve_effects() {
     if (!loaded) return loaded.error();
     file = std::move(*loaded);
   }
+  std::optional<model::JobEffects> bundled;
+  if (!gpu_.cpu) {
+    auto loaded = model::load_default_job_effects();
+    if (!loaded) return loaded.error();
+    bundled = std::move(*loaded);
+  }
+  const std::string bundled_from = "measured on real traces, datasets/hardware/job_effects.json";
   if (spec_.noise_cv >= 0) {
     if (!(spec_.noise_cv <= 1)) return Error{"noise cv: must be from 0 to 1"};
     noise_cv_ = spec_.noise_cv;
@@ -298,15 +306,24 @@ Expected<void> NetworkWorkload::resolve_effects() {
   } else if (file && file->noise) {
     noise_cv_ = file->noise->iteration_cv;
     noise_from_ = "measured in " + spec_.effects_file;
-  } else if (!gpu_.cpu) {
-    auto bundled = model::load_default_job_effects();
-    if (!bundled) return bundled.error();
+  } else if (bundled) {
     if (bundled->noise) noise_cv_ = bundled->noise->iteration_cv;
-    noise_from_ = "measured on real traces, datasets/hardware/job_effects.json";
+    noise_from_ = bundled_from;
   }
   if (!off->stragglers) {
     noise_cv_ = 0;
     noise_from_ = "switched off";
+  }
+  if (file && file->interference) {
+    compute_slowdown_ = file->interference->compute_slowdown;
+    interference_from_ = "measured in " + spec_.effects_file;
+  } else if (bundled) {
+    if (bundled->interference) compute_slowdown_ = bundled->interference->compute_slowdown;
+    interference_from_ = bundled_from;
+  }
+  if (!off->interference) {
+    compute_slowdown_ = 1;
+    interference_from_ = "switched off";
   }
   return model::ok();
 }
@@ -324,6 +341,7 @@ Expected<PredictRequest> NetworkWorkload::request(const Scenario& s) const {
   r.exchange.stack = s.exchange.stack;
   r.easgd = easgd_;
   r.noise_cv = noise_cv_;
+  r.compute_slowdown = compute_slowdown_;
   // Framework copies: what the stack's framework copies around its buckets, on a GPU.
   const auto effects = model::parse_effects_off(spec_.effects_off);  // checked by resolve
   const auto* framework =
@@ -414,6 +432,12 @@ Description NetworkWorkload::describe(const Scenario& s) const {
                                    " (" + noise_from_ + ")"});
   } else if (!noise_from_.empty()) {
     d.push_back({"stragglers", noise_from_ == "given" ? "none (cv 0)" : noise_from_});
+  }
+  if (compute_slowdown_ > 1) {
+    d.push_back({"interference", "compute x" + model::fmt("%.3f", compute_slowdown_) +
+                                     " beside collectives in flight (" + interference_from_ + ")"});
+  } else if (!interference_from_.empty()) {
+    d.push_back({"interference", interference_from_});
   }
   if (auto r = request(s); r && r->memory_bandwidth > 0) {
     d.push_back({"framework copies", num(r->copy_in_bytes) + " + " + num(r->copy_back_bytes) +

@@ -94,10 +94,14 @@ TEST(EffectSwitches, NamesSwitchEffectsOff) {
   EXPECT_FALSE(parse_effects_off("stragglers")->stragglers);
   EXPECT_TRUE(parse_effects_off("stragglers")->copies);
   EXPECT_FALSE(parse_effects_off("copies,stragglers")->copies);
+  EXPECT_TRUE(parse_effects_off("copies,stragglers")->interference);
+  EXPECT_FALSE(parse_effects_off("interference")->interference);
+  EXPECT_TRUE(parse_effects_off("interference")->stragglers);
   auto bad = parse_effects_off("stragglers,wind");
   ASSERT_FALSE(bad.ok());
   EXPECT_TRUE(contains(bad.error().message, "'wind'")) << bad.error().message;
   EXPECT_TRUE(contains(bad.error().message, "stragglers")) << bad.error().message;
+  EXPECT_TRUE(contains(bad.error().message, "interference")) << bad.error().message;
 }
 
 }  // namespace

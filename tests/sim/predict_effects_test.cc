@@ -1,5 +1,5 @@
-// The effects around the wire in predict (docs/gpu-effects.md): hand-computed stragglers, and
-// which ranks get them (GPUs by default, CPU nodes only when told).
+// The effects around the wire in predict (docs/gpu-effects.md): hand-computed stragglers and
+// interference, and which ranks get them (GPUs by default, CPU nodes only when told).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -93,26 +93,83 @@ TEST(PredictEffects, CopiesComeFromTheStacksFramework) {
   EXPECT_EQ(request(n).memory_bandwidth, 0);
 }
 
-TEST(PredictEffects, GpuRanksGetTheBundledNoiseCpuNodesNone) {
+// Two layers under WFBP: b[1] (1 ms) ends and its collective (2 x 100 us of startup latency on
+// two ranks, plus a few bytes) runs beside b[0] (2 ms), wholly inside it; c[0] follows b[0]
+// with no compute beside it. So the compute beside communication is c[1]'s length, and slowed
+// by s it makes b[0], and the iteration, (s - 1) x c[1] longer.
+PredictRequest overlapping(double slowdown) {
+  PredictRequest r = two_workers(0);
+  r.layers = {{model::from_micros(1000), model::from_micros(2000), 1000},
+              {model::from_micros(1000), model::from_micros(1000), 1000}};
+  for (auto* link : {&r.topology.intra, &r.topology.inter}) link->alpha_ns = 100'000;
+  r.overlap.kind = model::OverlapPolicy::Kind::kWfbp;
+  r.compute_slowdown = slowdown;
+  return r;
+}
+
+TEST(PredictEffects, InterferenceSlowsTheBackwardBesideACollective) {
+  auto alone = predict(overlapping(1));
+  auto slowed = predict(overlapping(1.25));
+  ASSERT_TRUE(alone.ok() && slowed.ok());
+  EXPECT_TRUE(alone->effects.empty());
+  ASSERT_EQ(alone->groups.size(), 2U);
+  Nanos c0 = 0;
+  Nanos c1 = 0;  // the collective of layer 1, issued first
+  for (const auto& g : alone->groups) (g.first == 1 ? c1 : c0) = g.comm;
+  ASSERT_GT(c1, model::from_micros(200));
+  ASSERT_LT(c1, model::from_micros(2000));  // inside b[0]
+  const Nanos expected = std::llround(0.25 * static_cast<double>(c1));
+  ASSERT_EQ(slowed->effects.size(), 1U);
+  EXPECT_EQ(slowed->effects[0].effect, "interference");
+  EXPECT_EQ(slowed->effects[0].time, expected);
+  EXPECT_EQ(slowed->iteration - alone->iteration, expected);
+  // The closed form: forward, b[1], b[0] slowed beside c[1], c[0], update.
+  EXPECT_EQ(slowed->iteration, model::from_micros(2000 + 1000 + 2000 + 100) + expected + c0);
+  // One GPU communicates with nobody.
+  EXPECT_EQ(slowed->single_gpu_iteration, alone->single_gpu_iteration);
+  EXPECT_TRUE(testing::contains(slowed->bottleneck, "compute slowed beside communication"))
+      << slowed->bottleneck;
+}
+
+TEST(PredictEffects, InterferenceNeedsComputeBesideCommunication) {
+  // Exchange after backward: nothing computes while the collective runs.
+  PredictRequest r = overlapping(1.25);
+  r.overlap.kind = model::OverlapPolicy::Kind::kNone;
+  auto none = predict(r);
+  r.compute_slowdown = 1;
+  auto off = predict(r);
+  ASSERT_TRUE(none.ok() && off.ok());
+  EXPECT_TRUE(none->effects.empty());
+  EXPECT_EQ(none->iteration, off->iteration);
+}
+
+TEST(PredictEffects, GpuRanksGetTheBundledEffectsCpuNodesNone) {
   const auto& catalogs = testing::bundled_catalogs();
   auto scenario = resolve_scenario({2, 4, "nvlink2", "ib-edr"}, {}, catalogs);
   ASSERT_TRUE(scenario.ok()) << scenario.error().message;
-  const double bundled = model::load_default_job_effects()->noise->iteration_cv;
-  auto cv_of = [&](NetworkSpec n) {
+  const auto bundled = model::load_default_job_effects();
+  ASSERT_TRUE(bundled.ok() && bundled->noise && bundled->interference);
+  EXPECT_GT(bundled->interference->compute_slowdown, 1);
+  auto request = [&](NetworkSpec n) {
     n.network = "resnet50";
     auto w = NetworkWorkload::resolve(n, catalogs);
     EXPECT_TRUE(w.ok()) << w.error().message;
-    return (*w)->request(*scenario)->noise_cv;
+    return *(*w)->request(*scenario);
   };
   NetworkSpec gpu;
-  EXPECT_EQ(cv_of(gpu), bundled);
+  EXPECT_EQ(request(gpu).noise_cv, bundled->noise->iteration_cv);
+  EXPECT_EQ(request(gpu).compute_slowdown, bundled->interference->compute_slowdown);
   NetworkSpec cpu;
   cpu.gpu = "xeon-16c";
-  EXPECT_EQ(cv_of(cpu), 0);
+  EXPECT_EQ(request(cpu).noise_cv, 0);
+  EXPECT_EQ(request(cpu).compute_slowdown, 1);
   cpu.noise_cv = 0.05;  // measured there: given
-  EXPECT_EQ(cv_of(cpu), 0.05);
+  EXPECT_EQ(request(cpu).noise_cv, 0.05);
   gpu.effects_off = "stragglers";
-  EXPECT_EQ(cv_of(gpu), 0);
+  EXPECT_EQ(request(gpu).noise_cv, 0);
+  EXPECT_GT(request(gpu).compute_slowdown, 1);
+  gpu.effects_off = "interference";
+  EXPECT_EQ(request(gpu).compute_slowdown, 1);
   NetworkSpec bad;
   bad.network = "resnet50";
   bad.effects_off = "sunspots";

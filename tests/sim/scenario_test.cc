@@ -95,9 +95,10 @@ TEST(Scenario, NetworkWorkloadDescribesAndBuildsTheRequest) {
   EXPECT_EQ(r->overlap.kind, model::OverlapPolicy::Kind::kMgwfbp);
   EXPECT_EQ(r->layers.size(), (*w)->network().layers.size());
   const Description d = (*w)->describe(*s);
-  ASSERT_EQ(d.size(), 14u);  // with the stragglers a GPU pays (docs/gpu-effects.md)
+  ASSERT_EQ(d.size(), 15u);  // with the stragglers and interference a GPU pays (gpu-effects.md)
   EXPECT_EQ(d[0].first, "network");
   EXPECT_EQ(d[13].first, "stragglers");
+  EXPECT_EQ(d[14].first, "interference");
   EXPECT_EQ(d[3].second, "32 (8 nodes x 4 GPUs)");
   EXPECT_EQ(d[8].second, "fp16");
   // fp16 runs faster than fp32 on a V100 (tensor cores).

@@ -77,10 +77,14 @@ TEST(PredictCli, EffectsAreOnByDefaultAndSwitchable) {
   auto j = nlohmann::json::parse(on.out);
   ASSERT_TRUE(j["effects"].contains("stragglers")) << on.out;
   EXPECT_GT(j["effects"]["stragglers"]["time_s"].get<double>(), 0);
-  auto off = nlohmann::json::parse(run_cli(kScenario + " --no-effects stragglers --json").out);
+  ASSERT_TRUE(j["effects"].contains("interference")) << on.out;  // WFBP: backward beside comm
+  EXPECT_GT(j["effects"]["interference"]["time_s"].get<double>(), 0);
+  auto off = nlohmann::json::parse(
+      run_cli(kScenario + " --no-effects stragglers,interference --json").out);
   EXPECT_TRUE(off["effects"].empty());
   EXPECT_LT(off["iteration_time_s"].get<double>(), j["iteration_time_s"].get<double>());
-  auto cv0 = nlohmann::json::parse(run_cli(kScenario + " --noise-cv 0 --json").out);
+  auto cv0 = nlohmann::json::parse(
+      run_cli(kScenario + " --noise-cv 0 --no-effects interference --json").out);
   EXPECT_EQ(cv0["iteration_time_s"], off["iteration_time_s"]);
   auto bad = run_cli(kScenario + " --no-effects sunspots");
   EXPECT_EQ(bad.code, 2);
@@ -92,6 +96,12 @@ TEST(PredictCli, EffectsAreOnByDefaultAndSwitchable) {
   EXPECT_EQ(range.code, 2);
   EXPECT_NE(range.err.find("'noise.iteration_cv'"), std::string::npos) << range.err;
   EXPECT_NE(range.err.find(file), std::string::npos) << range.err;
+  // A file's slowdown stands in for the bundled one.
+  std::ofstream(file) << R"({"format": "dagsgd-job-effects", "version": 1,
+                            "interference": {"compute_slowdown": 2}})";
+  auto twice = nlohmann::json::parse(run_cli(kScenario + " --effects " + file + " --json").out);
+  EXPECT_GT(twice["effects"]["interference"]["time_s"].get<double>(),
+            j["effects"]["interference"]["time_s"].get<double>());
   std::filesystem::remove(file);
 }
 

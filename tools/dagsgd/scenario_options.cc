@@ -52,7 +52,7 @@ void add_network_flags(CLI::App& app, sim::NetworkSpec& n, ScenarioUse use) {
   // Effects around the wire, on by default for GPU ranks (docs/gpu-effects.md).
   app.add_option("--effects", n.effects_file,
                  "Job-effects file ('dagsgd analyze --effects-out'): its measured compute noise "
-                 "replaces the bundled one")
+                 "and compute slowdown beside communication replace the bundled ones")
       ->check(CLI::ExistingFile);
   app.add_option("--noise-cv", n.noise_cv,
                  "Per-rank, per-iteration compute noise (std / mean, 0 to 1): each iteration "

@@ -42,9 +42,10 @@ Expected<JobEffects> load_default_job_effects();
 struct EffectSwitches {
   bool stragglers = true;
   bool copies = true;
+  bool interference = true;
 };
-// "stragglers,copies" (comma-separated) -> those switched off; "" switches none off. An unknown
-// name lists the valid ones.
+// "stragglers,copies,interference" (comma-separated) -> those switched off; "" switches none off.
+// An unknown name lists the valid ones.
 Expected<EffectSwitches> parse_effects_off(const std::string& list);
 // The names parse_effects_off accepts, comma-separated.
 std::string effect_names();

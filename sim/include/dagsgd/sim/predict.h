@@ -49,6 +49,10 @@ struct PredictRequest {
   double copy_in_bytes = 0;
   double copy_back_bytes = 0;
   double memory_bandwidth = 0;
+  // Interference (docs/gpu-effects.md): forward and backward run this many times slower for
+  // the time a collective is in flight beside them (the simulation is run again with the
+  // slowed compute); 1: none (one GPU, CPU ranks, or off).
+  double compute_slowdown = 1;
 };
 
 // One task of the reported iteration, for drawing timelines; times from the iteration's start
@@ -69,7 +73,7 @@ struct PhaseShare {
 // What the job pays around the wire for one effect (docs/gpu-effects.md): the time it adds to a
 // worker's iteration compute, and how it was priced.
 struct EffectCost {
-  std::string effect;  // stragglers, copies
+  std::string effect;  // stragglers, copies, interference
   model::Nanos time = 0;
   std::string detail;
 };

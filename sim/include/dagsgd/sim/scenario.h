@@ -174,8 +174,10 @@ class NetworkWorkload final : public Workload {
   model::ComputeEfficiency efficiency_;
   std::optional<trace::BcaffeLog> profile_;
   std::optional<EasgdConfig> easgd_;
-  double noise_cv_ = 0;     // stragglers: 0 when off
-  std::string noise_from_;  // where noise_cv_ comes from, for describe()
+  double noise_cv_ = 0;            // stragglers: 0 when off
+  std::string noise_from_;         // where noise_cv_ comes from, for describe()
+  double compute_slowdown_ = 1;    // interference: 1 when off
+  std::string interference_from_;  // where compute_slowdown_ comes from, for describe()
 };
 
 // A traced run (a run directory or Kineto traces), imported once and replayed per scenario on
