@@ -50,8 +50,7 @@ std::vector<Transfer> tree_phase(const Patterns& pat, bool up) {
   for (const auto& n : nodes) {
     for (std::size_t k = 1; k < n.size(); ++k) {
       for (int tree = 0; tree < 2; ++tree) {
-        auto chain = pat.ring({n[k], n[k - 1]});  // {k -> k-1, k-1 -> k}
-        t.push_back(up ? chain[0] : chain[1]);
+        t.push_back(up ? pat.pair(n[k], n[k - 1]) : pat.pair(n[k - 1], n[k]));
       }
     }
   }

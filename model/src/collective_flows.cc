@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <optional>
 
 #include "collective_patterns.h"
@@ -109,7 +110,7 @@ std::shared_ptr<const FlowPattern> pattern_of(
 // What each pattern phase costs: its fixed part and the bytes of each of its transfers. Under a
 // stack (whose per-collective costs are the plan's first, empty phase) on the stack's links.
 std::vector<FlowPhaseAmount> amounts_of(const Topology& topo, const Plan& plan,
-                                        const std::vector<PhaseTransfers>& phases,
+                                        const std::vector<std::pair<std::size_t, double>>& phases,
                                         const std::optional<detail::StackChoice>& stack) {
   std::vector<FlowPhaseAmount> amounts;
   for (std::size_t k = 0; k < plan.size(); ++k) {
@@ -118,13 +119,13 @@ std::vector<FlowPhaseAmount> amounts_of(const Topology& topo, const Plan& plan,
     const LinkCost& link =
         stack ? (intra ? stack->intra : stack->inter) : (intra ? topo.intra : topo.inter);
     const double scale = stack ? (intra ? stack->intra_scale : stack->inter_scale) : 1.0;
-    const std::size_t n = std::max<std::size_t>(1, phases[k].steps.size());
+    const std::size_t n = std::max<std::size_t>(1, phases[k].first);
     const double nd = static_cast<double>(n);
     if (stack && k == 0) {  // the stack's per-collective costs
       amounts.push_back({stack->fixed_ns, 0});
       continue;
     }
-    if (phases[k].steps.empty()) {  // no transfers: the whole phase is fixed
+    if (phases[k].first == 0) {  // no transfers: the whole phase is fixed
       amounts.push_back({detail::phase_cost(ph, link), 0});
       continue;
     }
@@ -135,10 +136,18 @@ std::vector<FlowPhaseAmount> amounts_of(const Topology& topo, const Plan& plan,
     const double cap =
         scale > 1 && bare.beta_ns_per_byte > 0 ? 1.0 / (bare.beta_ns_per_byte * scale) : 0;
     for (std::size_t s = 0; s < n; ++s) {
-      amounts.push_back({fixed, ph.wire_bytes / nd * phases[k].share * std::min(scale, 1.0), cap});
+      amounts.push_back({fixed, ph.wire_bytes / nd * phases[k].second * std::min(scale, 1.0), cap});
     }
   }
   return amounts;
+}
+
+// Each phase's transfer steps and share: all amounts_of needs of the transfers.
+std::vector<std::pair<std::size_t, double>> skeleton_of(const std::vector<PhaseTransfers>& phases) {
+  std::vector<std::pair<std::size_t, double>> out;
+  out.reserve(phases.size());
+  for (const auto& ph : phases) out.emplace_back(ph.steps.size(), ph.share);
+  return out;
 }
 
 }  // namespace
@@ -195,14 +204,21 @@ FlowPlan CollectiveFlows::plan(std::int64_t elements) const {
     DAGSGD_CHECK(dense.ok());  // the algorithm came from the analytical model
     plan = std::move(*dense);
   }
-  const Patterns pat(order_, topo_.gpus_per_node);
-  auto phases = detail::transfers_of(algorithm, plan, pat, shape);
-  if (config_.stack) {
-    phases.insert(phases.begin(), PhaseTransfers{});
-    plan.insert(plan.begin(), Phase{LinkClass::kIntra, 0, 0, 0, 0});
+  // The transfers depend on the algorithm and the plan's length only: made once for each.
+  const std::string key = algorithm + "/" + std::to_string(plan.size());
+  auto known = std::find_if(skeletons_.begin(), skeletons_.end(),
+                            [&](const Skeleton& k) { return k.key == key; });
+  if (known == skeletons_.end()) {
+    const Patterns pat(order_, topo_.gpus_per_node);
+    auto phases = detail::transfers_of(algorithm, plan, pat, shape);
+    if (config_.stack) phases.insert(phases.begin(), PhaseTransfers{});
+    pattern_of(patterns_, algorithm, phases);
+    skeletons_.push_back({key, skeleton_of(phases)});
+    known = std::prev(skeletons_.end());
   }
-  out.pattern = pattern_of(patterns_, algorithm, phases);
-  out.amounts = amounts_of(topo_, plan, phases, stack);
+  if (config_.stack) plan.insert(plan.begin(), Phase{LinkClass::kIntra, 0, 0, 0, 0});
+  out.pattern = pattern_of(patterns_, algorithm, {});
+  out.amounts = amounts_of(topo_, plan, known->phases, stack);
   DAGSGD_CHECK(out.amounts.size() == out.pattern->phases.size());
   return out;
 }
@@ -234,7 +250,7 @@ Expected<FlowPlan> CollectiveFlows::plan_collective(CollectiveOp op, const std::
   auto phases = a->transfers(plan, pat, shape);
   DAGSGD_CHECK(phases.size() == plan.size());
   out.pattern = pattern_of(patterns_, key, phases);
-  out.amounts = amounts_of(topo_, plan, phases, std::nullopt);
+  out.amounts = amounts_of(topo_, plan, skeleton_of(phases), std::nullopt);
   DAGSGD_CHECK(out.amounts.size() == out.pattern->phases.size());
   return out;
 }

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <iterator>
 #include <vector>
 
 #include "dagsgd/model/collective_flows.h"
@@ -40,19 +39,19 @@ class Patterns {
     }
     return t;
   }
-  // Positions grouped by node, each group in order.
+  // Positions grouped by node, each group in order, the nodes in order of first appearance.
   std::vector<std::vector<int>> by_node() const {
     std::vector<std::vector<int>> groups;
-    std::vector<int> node_of_group;
+    std::vector<int> group_of_node;  // node -> its group, -1 before its first position
     for (std::size_t i = 0; i < order_.size(); ++i) {
-      const int node = order_[i] / gpus_per_node_;
-      auto it = std::find(node_of_group.begin(), node_of_group.end(), node);
-      if (it == node_of_group.end()) {
-        node_of_group.push_back(node);
+      const auto node = static_cast<std::size_t>(order_[i] / gpus_per_node_);
+      if (node >= group_of_node.size()) group_of_node.resize(node + 1, -1);
+      int& g = group_of_node[node];
+      if (g < 0) {
+        g = static_cast<int>(groups.size());
         groups.emplace_back();
-        it = std::prev(node_of_group.end());
       }
-      groups[static_cast<std::size_t>(it - node_of_group.begin())].push_back(static_cast<int>(i));
+      groups[static_cast<std::size_t>(g)].push_back(static_cast<int>(i));
     }
     return groups;
   }

@@ -29,51 +29,70 @@ std::vector<double> max_min_rates(const std::vector<const LinkUsage*>& usage,
                                   const std::vector<double>& capacity) {
   const std::size_t n = usage.size();
   std::vector<double> rate(n, -1);
-  // The links the groups cross, in order of first appearance (deterministic ties).
-  std::map<int, std::size_t> local;
+  // The links the groups cross, numbered in order of first appearance (deterministic ties).
+  // slot[link] is a link's local number during a call and -1 otherwise; it is kept between calls
+  // so that a call costs what its groups cross, not what the cluster has.
+  thread_local std::vector<int> slot;
+  if (slot.size() < capacity.size()) slot.resize(capacity.size(), -1);
+  std::vector<int> links;  // local number -> link
   std::vector<double> remaining;
   std::vector<double> demand;
-  for (const LinkUsage* u : usage) {
-    for (const auto& [link, count] : *u) {
-      auto [it, fresh] = local.emplace(link, remaining.size());
-      if (fresh) {
+  std::vector<std::size_t> first(n + 1, 0);  // group g's entries: [first[g], first[g + 1])
+  std::vector<std::size_t> local;            // each entry's local link, in usage order
+  for (std::size_t g = 0; g < n; ++g) {
+    first[g] = local.size();
+    for (const auto& [link, count] : *usage[g]) {
+      int& s = slot[static_cast<std::size_t>(link)];
+      if (s < 0) {
+        s = static_cast<int>(links.size());
+        links.push_back(link);
         remaining.push_back(capacity[static_cast<std::size_t>(link)]);
         demand.push_back(0);
       }
-      demand[it->second] += count;
+      demand[static_cast<std::size_t>(s)] += count;
+      local.push_back(static_cast<std::size_t>(s));
+    }
+  }
+  first[n] = local.size();
+  for (int link : links) slot[static_cast<std::size_t>(link)] = -1;
+  // The groups on each local link, in group order (a group crosses a link at most once).
+  std::vector<std::size_t> on_begin(links.size() + 1, 0);
+  for (std::size_t l : local) ++on_begin[l + 1];
+  for (std::size_t l = 0; l < links.size(); ++l) on_begin[l + 1] += on_begin[l];
+  std::vector<std::size_t> on(local.size(), n);  // n: an unused place (a link listed twice)
+  std::vector<std::size_t> fill(on_begin.begin(), on_begin.end() - 1);
+  for (std::size_t g = 0; g < n; ++g) {
+    for (std::size_t e = first[g]; e < first[g + 1]; ++e) {
+      const std::size_t l = local[e];
+      if (fill[l] == on_begin[l] || on[fill[l] - 1] != g) on[fill[l]++] = g;
     }
   }
   std::size_t unfixed = n;
+  std::vector<std::size_t> fixed;
   while (unfixed > 0) {
     double best = kInf;
-    int link = -1;  // the local link that fixes the rate, or -1 for a group's cap
+    std::size_t link = links.size();  // the local link that fixes the rate; none: a cap
     std::size_t capped = n;
     for (std::size_t l = 0; l < remaining.size(); ++l) {
       if (demand[l] <= 0) continue;
       const double share = std::max(0.0, remaining[l]) / demand[l];
       if (share < best) {
         best = share;
-        link = static_cast<int>(l);
+        link = l;
       }
     }
     for (std::size_t g = 0; g < n; ++g) {
       if (rate[g] < 0 && cap[g] > 0 && cap[g] < best) {
         best = cap[g];
-        link = -1;
+        link = links.size();
         capped = g;
       }
     }
     // The groups this bound fixes: those on the link, or the one capped group.
-    std::vector<std::size_t> fixed;
-    if (link >= 0) {
-      for (std::size_t g = 0; g < n; ++g) {
-        if (rate[g] >= 0) continue;
-        for (const auto& [l, count] : *usage[g]) {
-          if (local[l] == static_cast<std::size_t>(link)) {
-            fixed.push_back(g);
-            break;
-          }
-        }
+    fixed.clear();
+    if (link < links.size()) {
+      for (std::size_t i = on_begin[link]; i < on_begin[link + 1]; ++i) {
+        if (on[i] < n && rate[on[i]] < 0) fixed.push_back(on[i]);
       }
     } else if (capped < n) {
       fixed.push_back(capped);
@@ -86,10 +105,11 @@ std::vector<double> max_min_rates(const std::vector<const LinkUsage*>& usage,
     for (std::size_t g : fixed) {
       rate[g] = best;
       --unfixed;
-      for (const auto& [l, count] : *usage[g]) {
-        const std::size_t li = local[l];
-        if (std::isfinite(best)) remaining[li] -= count * best;
-        demand[li] -= count;
+      std::size_t e = first[g];
+      for (const auto& entry : *usage[g]) {
+        const std::size_t li = local[e++];
+        if (std::isfinite(best)) remaining[li] -= entry.second * best;
+        demand[li] -= entry.second;
       }
     }
   }
@@ -279,6 +299,19 @@ void FlowNetwork::recompute_rates() {
     who.push_back(&r);
   }
   if (who.empty()) return;
+  if (who.size() == 1) {
+    // One phase alone: max_min_rates' first bound, the least share of a link (or its cap).
+    auto [known, fresh] = alone_rate_.emplace(usage.front(), kInf);
+    if (fresh) {
+      for (const auto& [link, count] : *usage.front()) {
+        known->second = std::min(known->second,
+                                 std::max(0.0, capacity_[static_cast<std::size_t>(link)]) / count);
+      }
+    }
+    const double cap = caps.front();
+    who.front()->rate = cap > 0 && cap < known->second ? cap : known->second;
+    return;
+  }
   const auto rates = max_min_rates(usage, caps, capacity_);
   for (std::size_t g = 0; g < who.size(); ++g) who[g]->rate = rates[g];
 }

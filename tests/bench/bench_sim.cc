@@ -139,6 +139,34 @@ void predict_resnet50_dgx1(benchmark::State& state) {
 }
 BENCHMARK(predict_resnet50_dgx1)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(1);
 
+// The flow-level tier at scale: `dagsgd predict --network resnet50 --gpu h100 --nodes N
+// --gpus-per-node 8 --topology dgx-h100 --inter ib-ndr` (the argument is the GPU count).
+void predict_resnet50_dgx_h100(benchmark::State& state) {
+  const int gpus = static_cast<int>(state.range(0));
+  sim::NetworkSpec net{"resnet50"};
+  net.gpu = "h100";
+  auto workload = sim::NetworkWorkload::resolve(net, catalogs());
+  auto scenario = sim::resolve_scenario({gpus / 8, 8, "pcie3", "ib-ndr", "dgx-h100"},
+                                        sim::ExchangeSpec{}, catalogs());
+  if (!workload || !scenario) {
+    state.SkipWithError("resnet50 on dgx-h100 nodes does not resolve");
+    return;
+  }
+  auto r = (*workload)->request(*scenario);
+  if (!r) {
+    state.SkipWithError(r.error().message.c_str());
+    return;
+  }
+  bench::time_predict(state, *r);
+}
+BENCHMARK(predict_resnet50_dgx_h100)
+    ->Name("predict_resnet50_dgx_h100/smoke")
+    ->Arg(16)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(predict_resnet50_dgx_h100)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(predict_resnet50_dgx_h100)->Arg(16384)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(predict_resnet50_dgx_h100)->Arg(131072)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 // A what-if sweep as `dagsgd whatif --network resnet50` runs it (sim::run_sweep in one process,
 // without writing the report): 5 inter-node fabrics x 10 GPU counts (1 to 512, 4 per node) x 4
 // algorithms x 5 overlap policies x 2 precisions x 5 top-k ratios = 10,000 scenarios; the smoke

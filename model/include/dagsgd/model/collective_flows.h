@@ -4,9 +4,11 @@
 // transfers of one phase advance together: a ring step waits for its slowest edge.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dagsgd/model/comm_model.h"
@@ -76,6 +78,13 @@ class CollectiveFlows {
   std::vector<int> order_;
   std::shared_ptr<const CommModel> analytical_;
   mutable std::vector<std::shared_ptr<const FlowPattern>> patterns_;  // by algorithm, made once
+  // Per algorithm and plan length, made once: each plan phase's transfer steps and its share of
+  // the phase's bytes (what the amounts need of the transfers, which depend on nothing else).
+  struct Skeleton {
+    std::string key;
+    std::vector<std::pair<std::size_t, double>> phases;
+  };
+  mutable std::vector<Skeleton> skeletons_;
 };
 
 }  // namespace dagsgd::model

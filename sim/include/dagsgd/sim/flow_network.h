@@ -130,6 +130,9 @@ class FlowNetwork final : public TaskTimer {
   std::unordered_map<model::TaskId, Assigned> assigned_;
   // Usage per (pattern, phase), made once.
   std::unordered_map<const model::FlowPattern*, std::vector<LinkUsage>> usage_;
+  // Per usage, the rate its transfers get with nothing else on the links (no cap), made once:
+  // a phase alone needs no max-min filling.
+  std::unordered_map<const LinkUsage*, double> alone_rate_;
   std::vector<Running> running_;  // in start order (deterministic)
   double clock_ = 0;              // ns: where transfers' progress was last brought
   // What ran between rate changes: [from, to) with each transferring phase's usage and rate.
