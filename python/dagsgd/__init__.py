@@ -182,7 +182,7 @@ def _paths(value, function, what):
 def _document(function, command, params):
     """The function's docstring: its own text, then every option of the command's table."""
     lines = [function.__doc__.rstrip(), "", f"    Keyword arguments: the options of "
-             f"``dagsgd {command}`` ({params}; None leaves one out):", ""]
+             f"``dagsgd {command}``", f"    ({params}; None leaves one out):", ""]
     lines += [o.doc() for o in _OPTIONS[function.__name__].values()]
     function.__doc__ = "\n".join(lines) + "\n"
     return function
