@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "dagsgd/model/format.h"
+#include "dagsgd/model/interrupt.h"
 #include "dagsgd/sim/trace_replay.h"
 
 namespace dagsgd::sim {
@@ -216,6 +217,8 @@ Expected<std::vector<PredictResult>> run_sweep(const Workload& workload, const S
   std::size_t done = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (!runs_here(i)) continue;
+    // Alone (the embedded commands are), a process may stop when its embedder asks it to.
+    if (size == 1 && model::interrupt_requested()) return Error{model::kInterruptedMessage};
     auto r = evaluate(i);
     if (rank == 0) {
       if (r) {

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/cli_runner.h"
 
@@ -111,6 +113,92 @@ TEST(ReplayCli, TargetFabricChangesCommunicationOnly) {
   EXPECT_EQ(s["comm"]["source"], "fabric");
   EXPECT_EQ(b["measured_iteration_s"], s["measured_iteration_s"]);
   EXPECT_GT(s["predicted_iteration_s"].get<double>(), b["predicted_iteration_s"].get<double>());
+}
+
+// A rank trace as `dagsgd train` writes it: three iterations of io, forward, backward, the wait
+// for one gradient allreduce (on the communication thread) and the update.
+std::string train_rank_trace(int rank) {
+  std::string t = R"({"schemaVersion":1,"distributedInfo":{"backend":"mpi","rank":)" +
+                  std::to_string(rank) + R"(,"world_size":2,"run_id":"r-by-file"},)" +
+                  R"("traceEvents":[)" + "\n" +
+                  R"({"ph":"M","name":"dagsgd_rank_info","pid":0,"tid":0,"args":{"world_size":2}})";
+  auto span = [&](const std::string& name, int ts, int dur, const std::string& args, int tid = 0) {
+    t += ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" + name +
+         "\",\"pid\":" + std::to_string(rank) + ",\"tid\":" + std::to_string(tid) +
+         ",\"ts\":" + std::to_string(ts) + ",\"dur\":" + std::to_string(dur) + ",\"args\":{" +
+         args + "}}";
+  };
+  for (int it = 0; it < 3; ++it) {
+    const int base = 10 + 1000 * it;
+    const std::string i = "\"iteration\":" + std::to_string(it);
+    t += ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#" +
+         std::to_string(it) + "\",\"pid\":" + std::to_string(rank) +
+         ",\"tid\":0,\"ts\":" + std::to_string(base) + ",\"dur\":900,\"args\":{" + i + "}}";
+    span("io", base, 50, "\"phase\":\"io\"," + i);
+    span("forward fc1", base + 50, 100, "\"phase\":\"forward\",\"layer\":0," + i);
+    span("backward fc1", base + 150, 200, "\"phase\":\"backward\",\"layer\":0," + i);
+    span("comm_wait", base + 350, 400, "\"phase\":\"comm\"," + i);
+    span("allreduce bucket 0", base + 350, 390,
+         "\"phase\":\"comm\",\"collective\":\"allreduce\",\"bytes\":102400,\"comm_size\":2,"
+         "\"bucket\":0," +
+             i,
+         1);
+    span("update", base + 750, 20, "\"phase\":\"update\"," + i);
+  }
+  return t + "\n]}\n";
+}
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// A run's rank traces are read with its manifest: given one by one beside it they are the run;
+// without it, analyze and replay refuse them naming the file rather than read them as Kineto
+// traces (which found no collective and no compute).
+TEST(TraceCli, RankTracesWithoutTheirManifestAreRefused) {
+  const std::string run = tmp("by-file-run");
+  const std::string away = tmp("by-file-away");
+  fs::remove_all(run);
+  fs::remove_all(away);
+  fs::create_directories(run);
+  fs::create_directories(away);
+  write_text(
+      run + "/manifest.json",
+      R"({"tool":"dagsgd","run_id":"r-by-file","kind":"train","ranks":2,)"
+      R"("iterations":{"warmup":1,"times_s":[0.0009,0.0009,0.0009]},"traces":["rank-0.trace.json","rank-1.trace.json"],)"
+      R"("status":"ok"})");
+  for (int r = 0; r < 2; ++r) {
+    const std::string name = "/rank-" + std::to_string(r) + ".trace.json";
+    write_text(run + name, train_rank_trace(r));
+    write_text(away + name, train_rank_trace(r));
+  }
+  auto dir = run_cli("analyze --json " + run);
+  ASSERT_EQ(dir.code, 0) << dir.err;
+  const auto whole = nlohmann::json::parse(dir.out);
+  EXPECT_EQ(whole["dag"]["collectives"], 3);
+  EXPECT_EQ(whole["dag"]["warmup"], 1);
+  auto files =
+      run_cli("analyze --json " + run + "/rank-0.trace.json " + run + "/rank-1.trace.json");
+  ASSERT_EQ(files.code, 0) << files.err;
+  EXPECT_EQ(nlohmann::json::parse(files.out)["dag"], whole["dag"]);
+  auto one = run_cli("analyze " + run + "/rank-1.trace.json");
+  EXPECT_EQ(one.code, 2);
+  EXPECT_NE(one.err.find(run + "/manifest.json' names 2 rank trace(s)"), std::string::npos)
+      << one.err;
+  for (const std::string& cmd : std::vector<std::string>{
+           "analyze ", "replay ", "export --format chakra --out " + tmp("by-file-x") + " "}) {
+    for (const std::string& paths : std::vector<std::string>{
+             away + "/rank-0.trace.json " + away + "/rank-1.trace.json", away}) {
+      auto r = run_cli(cmd + paths);
+      EXPECT_EQ(r.code, 2) << cmd << paths << "\n" << r.out;
+      EXPECT_EQ(r.err.rfind("dagsgd: error: '" + away +
+                                "/rank-0.trace.json' is a rank trace "
+                                "written by dagsgd train or collect",
+                            0),
+                0u)
+          << r.err;
+    }
+  }
+  fs::remove_all(run);
+  fs::remove_all(away);
 }
 
 TEST(TraceCli, ExitCodes) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "common/text.h"
 #include "dagsgd/model/io.h"
@@ -208,6 +209,55 @@ TEST(HostileRun, TracesOfDifferentRunsAreRefused) {
   ASSERT_FALSE(sized.ok());
   EXPECT_TRUE(contains(sized.error().message, "is a trace of 4 ranks, but manifest"))
       << sized.error().message;
+}
+
+// A run's rank traces given one by one are read as their run directory when they are all of its
+// traces, refused when they are some of them, and refused (naming the file) where no
+// manifest.json is beside them: read as Kineto traces, their phases and collectives were lost.
+TEST(HostileRun, RankTracesWithoutTheirManifestAreNotMisread) {
+  for (const std::string run_id : {"run-m", ""}) {
+    const std::string dir = make_run("by-file" + run_id, run_id);
+    const std::string r0 = dir + "/rank-0.trace.json";
+    const std::string r1 = dir + "/rank-1.trace.json";
+    auto whole = import_run({dir}, ImportOptions{});
+    ASSERT_TRUE(whole.ok()) << whole.error().message;
+    auto listed = import_run({r1, r0}, ImportOptions{});
+    ASSERT_TRUE(listed.ok()) << listed.error().message;
+    EXPECT_EQ(listed->source, RunSource::kDagsgdTrain);
+    ASSERT_TRUE(listed->manifest.has_value());
+    EXPECT_EQ(listed->ranks.size(), 2u);
+    EXPECT_EQ(listed->ranks[0].events.size(), whole->ranks[0].events.size());
+    auto some = import_run({r0}, ImportOptions{});
+    ASSERT_FALSE(some.ok());
+    EXPECT_TRUE(contains(some.error().message, "'" + dir +
+                                                   "/manifest.json' names 2 rank "
+                                                   "trace(s) and 1 of them are given"))
+        << some.error().message;
+    // Copied away from their manifest, alone or as a directory.
+    const std::string away = fresh_dir("away" + run_id);
+    fs::copy_file(r0, away + "/rank-0.trace.json");
+    fs::copy_file(r1, away + "/rank-1.trace.json");
+    for (const auto& paths :
+         {std::vector<std::string>{away + "/rank-0.trace.json", away + "/rank-1.trace.json"},
+          std::vector<std::string>{away}}) {
+      auto r = import_run(paths, ImportOptions{});
+      ASSERT_FALSE(r.ok());
+      EXPECT_TRUE(contains(r.error().message, "'" + away +
+                                                  "/rank-0.trace.json' is a rank trace "
+                                                  "written by dagsgd train or collect"))
+          << r.error().message;
+    }
+  }
+  // What dagsgd collect writes: no phases, but its rank-info record.
+  const std::string collected = fresh_dir("collected");
+  write(
+      collected + "/rank-0.json",
+      R"({"traceEvents":[{"ph":"M","name":"dagsgd_rank_info","pid":0,"tid":0,"args":{"world_size":1}},)"
+      R"({"ph":"X","cat":"mpi","name":"MPI_Allreduce","pid":0,"tid":0,"ts":1,"dur":1}]})");
+  auto c = import_run({collected + "/rank-0.json"}, ImportOptions{});
+  ASSERT_FALSE(c.ok());
+  EXPECT_TRUE(contains(c.error().message, "rank-0.json' is a rank trace written by dagsgd"))
+      << c.error().message;
 }
 
 // Class 9: a manifest saying 4 ranks with two rank files.

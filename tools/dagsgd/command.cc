@@ -173,14 +173,9 @@ int write_output(const std::string& dir, const std::string& name, const std::str
   return w ? kExitOk : report_error(w.error().message, kExitFailure);
 }
 
-int run_commands(const std::vector<std::string>& args, const Commands& more) {
-  CLI::App app{
-      "dagsgd: trace, replay and what-if analysis of synchronous data-parallel SGD.\n"
-      "Run 'dagsgd <command> --help' for a command's options.",
-      "dagsgd"};
+void add_commands(CLI::App& app, Action& action) {
   app.set_version_flag("--version", std::string("dagsgd ") + dagsgd::model::tool_version());
   app.require_subcommand(1);
-  Action action;
   // Subcommands, in the order `dagsgd --help` lists them.
   add_predict(app, action);
   add_whatif(app, action);
@@ -190,6 +185,12 @@ int run_commands(const std::vector<std::string>& args, const Commands& more) {
   add_topology(app, action);
   add_export(app, action);
   add_stack(app, action);
+}
+
+int run_commands(const std::vector<std::string>& args, const Commands& more) {
+  CLI::App app{kRootHelp, "dagsgd"};
+  Action action;
+  add_commands(app, action);
   if (more) more(app, action);
   // CLI11 consumes the arguments from the back.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -62,6 +62,15 @@ int write_output(const std::string& dir, const std::string& name, const std::str
 // Registers subcommands on the root command.
 using Commands = std::function<void(CLI::App& root, Action& action)>;
 
+inline constexpr const char* kRootHelp =
+    "dagsgd: trace, replay and what-if analysis of synchronous data-parallel SGD.\n"
+    "Run 'dagsgd <command> --help' for a command's options.";
+
+// The root command's version flag and the subcommands any process can run (predict, whatif,
+// calibrate, analyze, replay, topology, export, stack): the one option table of run_commands
+// and of options_json.
+void add_commands(CLI::App& app, Action& action);
+
 // The whole command line after the program name: the root command with the subcommands any
 // process can run (predict, whatif, calibrate, analyze, replay, topology, export) and then
 // parsed once; runs the chosen subcommand and returns its exit code. Output goes to this

@@ -14,4 +14,10 @@ namespace dagsgd::tools {
 // per thread; the libraries underneath are not meant for concurrent calls.
 int run_cli(const std::vector<std::string>& args, std::string& out, std::string& err);
 
+// The options of the commands run_cli runs, from the parser's own table, as one JSON object:
+// {"predict": {"help": TEXT, "options": [{"name": "--network", "positional": false,
+// "kind": "value"|"list"|"flag", "type": "TEXT"|"INT"|"FLOAT"|..., "checks": TEXT,
+// "existing_file": BOOL, "required": BOOL, "default": TEXT, "help": TEXT}, ...]}, ...}.
+std::string options_json();
+
 }  // namespace dagsgd::tools

@@ -207,6 +207,7 @@ class FileParser final : public EventSink {
     }
     for (auto& [tid, name] : o.rank_.thread_names) rank_.thread_names[tid] = std::move(name);
     if (rank_.cpu_pid == 0) rank_.cpu_pid = o.rank_.cpu_pid;
+    rank_.dagsgd_rank_info = rank_.dagsgd_rank_info || o.rank_.dagsgd_rank_info;
     if (o.drift_.has_drift) drift_ = o.drift_;
     if (o.rank_set_) rank_.rank = o.rank_.rank;
     if (o.world_size_set_) {
@@ -382,7 +383,9 @@ class FileParser final : public EventSink {
         rank_.thread_names[e.tid] = std::string(e.arg_name);
       } else if (e.name == "dagsgd_clock_sync" && e.has_drift && e.drift_t1 != e.drift_t0) {
         drift_ = e;
-      } else if (e.name == "dagsgd_rank_info" && e.world_size > 0) {
+      } else if (e.name == "dagsgd_rank_info") {
+        rank_.dagsgd_rank_info = true;
+        if (e.world_size <= 0) return;
         rank_.world_size = static_cast<int>(e.world_size);
         rank_.world_size_stated = true;
         world_size_set_ = true;

@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <iterator>
+#include <optional>
 #include <utility>
 
 #include "dagsgd/model/dag.h"
+#include "dagsgd/model/interrupt.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/trace/collective.h"
 
@@ -204,11 +206,79 @@ model::Expected<void> check_time_span(const ImportedRun& run) {
   return model::ok();
 }
 
+// The traces a run directory's manifest names (read_manifest keeps them inside the directory):
+// its list, else rank-<r>.trace.json[.gz] for each of its ranks.
+std::vector<std::string> manifest_trace_files(const fs::path& dir, const RunManifest& m) {
+  std::vector<std::string> files;
+  for (const auto& t : m.traces) files.push_back((dir / t).string());
+  if (!files.empty()) return files;
+  for (int r = 0; r < m.ranks; ++r) {
+    fs::path p = dir / rank_trace_name(r);
+    if (!fs::exists(p) && fs::exists(p.string() + ".gz")) p = p.string() + ".gz";
+    files.push_back(p.string());
+  }
+  return files;
+}
+
+// Trace files given one by one that are a run directory's traces: the directory when they are
+// all of the traces its manifest names (read as the directory is), an error when they are some
+// of them, nullopt otherwise (files from elsewhere).
+model::Expected<std::optional<std::string>> run_directory_of(
+    const std::vector<std::string>& paths) {
+  std::error_code ec;
+  const fs::path dir = fs::path(paths[0]).parent_path();
+  const fs::path manifest = (dir.empty() ? fs::path(".") : dir) / kManifestName;
+  if (!fs::is_regular_file(manifest, ec)) return std::optional<std::string>();
+  auto key = [&ec](const std::string& p) { return fs::weakly_canonical(p, ec).string(); };
+  std::vector<std::string> given;
+  for (const auto& p : paths) {
+    if (fs::path(p).parent_path() != dir) return std::optional<std::string>();
+    given.push_back(key(p));
+  }
+  auto m = read_manifest(dir.empty() ? "." : dir.string());
+  if (!m) return m.error();
+  std::vector<std::string> listed;
+  for (const auto& f : manifest_trace_files(manifest.parent_path(), *m)) listed.push_back(key(f));
+  std::sort(given.begin(), given.end());
+  std::sort(listed.begin(), listed.end());
+  std::vector<std::string> in_run;
+  std::set_intersection(given.begin(), given.end(), listed.begin(), listed.end(),
+                        std::back_inserter(in_run));
+  if (in_run.empty()) return std::optional<std::string>();
+  if (given == listed) return std::optional<std::string>(manifest.parent_path().string());
+  return model::Error{"'" + manifest.string() + "' names " + std::to_string(listed.size()) +
+                      " rank trace(s) and " + std::to_string(in_run.size()) +
+                      " of them are given: give the run directory '" +
+                      manifest.parent_path().string() + "' or all of its traces"};
+}
+
+// A rank trace dagsgd wrote (train or collect) is read with its run's manifest.json: without it
+// the run's phases, collectives and warm-up would be taken for a Kineto trace's and misread.
+model::Expected<void> check_dagsgd_traces_have_manifest(const ImportedRun& run) {
+  if (run.manifest) return model::ok();
+  for (const auto& r : run.ranks) {
+    bool ours = r.dagsgd_rank_info || !r.run_id.empty();
+    for (std::size_t i = 0; !ours && i < r.events.size(); ++i) {
+      ours = r.events[i].phase != Phase::kNone;
+    }
+    if (!ours) continue;
+    return model::Error{"'" + r.file +
+                        "' is a rank trace written by dagsgd train or collect, which is read "
+                        "with its run's manifest.json (none beside it): give the run directory"};
+  }
+  return model::ok();
+}
+
 }  // namespace
 
 model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
                                         const ImportOptions& options) {
   if (paths.empty()) return model::Error{"no trace given"};
+  if (paths.size() > 1 || !fs::is_directory(paths[0])) {
+    auto dir = run_directory_of(paths);
+    if (!dir) return dir.error();
+    if (*dir) return import_run({**dir}, options);
+  }
   ImportedRun run;
   run.path = paths[0];
   std::vector<std::string> files;
@@ -220,15 +290,8 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
       auto m = read_manifest(dir.string());
       if (!m) return m.error();
       run.source = m->kind == "collect" ? RunSource::kDagsgdCollect : RunSource::kDagsgdTrain;
-      // read_manifest keeps every entry inside the run directory.
-      for (const auto& t : m->traces) files.push_back((dir / t).string());
-      if (files.empty()) {
-        for (int r = 0; r < m->ranks; ++r) {
-          fs::path p = dir / rank_trace_name(r);
-          if (!fs::exists(p) && fs::exists(p.string() + ".gz")) p = p.string() + ".gz";
-          files.push_back(p.string());
-        }
-      } else if (files.size() != static_cast<std::size_t>(m->ranks)) {
+      files = manifest_trace_files(dir, *m);
+      if (!m->traces.empty() && files.size() != static_cast<std::size_t>(m->ranks)) {
         const std::string counts = std::to_string(m->ranks) + " ranks but lists " +
                                    std::to_string(files.size()) + " trace(s)";
         if (m->status == "ok") {
@@ -267,6 +330,7 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
     return model::Error{p.first + " (--strict)"};
   }
   for (std::size_t i = 0; i < files.size(); ++i) {
+    if (model::interrupt_requested()) return model::Error{model::kInterruptedMessage};
     auto text = model::read_file_text(files[i]);
     if (!text) return text.error();
     FileReport rep;
@@ -295,6 +359,7 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
     run.report.files.push_back(std::move(rep));
   }
   DAGSGD_TRY(check_run_ids(run, manifest_path));
+  DAGSGD_TRY(check_dagsgd_traces_have_manifest(run));
   // Order by rank; two files claiming one rank is bad input.
   std::vector<std::size_t> order(run.ranks.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;

@@ -108,6 +108,9 @@ struct ImportedRank {
   std::string backend;  // distributedInfo.backend ("nccl", "mpi", ...)
   std::string run_id;   // distributedInfo.run_id of dagsgd writers ("" when not recorded)
   bool world_size_stated = false;  // distributedInfo or our metadata gave world_size
+  // A dagsgd_rank_info record: a rank trace of `dagsgd train` or `dagsgd collect`, which is read
+  // with its run's manifest.json.
+  bool dagsgd_rank_info = false;
   std::int64_t cpu_pid = 0;
   const std::string& str(std::int32_t i) const { return strings[static_cast<std::size_t>(i)]; }
 };
