@@ -18,8 +18,7 @@ std::vector<CollectiveTypeSummary> summarize_collectives(
   constexpr int kNoOp = 1000;
   for (const auto& c : td.collectives) {
     const auto op = detail::traced_op(c.kind);
-    const std::string name = op ? model::collective_op_name(*op)
-                                : (c.name.empty() ? std::string("unknown") : c.name);
+    const std::string name = op ? model::collective_op_name(*op) : detail::traced_name(td, c);
     const std::pair<int, std::string> key{op ? static_cast<int>(*op) : kNoOp, name};
     auto& row = rows[key];
     row.type = name;

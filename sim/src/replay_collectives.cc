@@ -98,14 +98,18 @@ model::Expected<std::string> op_algorithm(const model::Topology& topo, model::Co
   return best;
 }
 
-std::string unpriced_reason(const trace::TraceDag& td, const trace::TraceCollective& c) {
-  // An NCCL kernel that names no collective (p2p kernels of an all-to-all): its kernel name.
-  std::string name = c.name;
-  if (name.empty() && c.task != model::kNoTask) {
+std::string traced_name(const trace::TraceDag& td, const trace::TraceCollective& c) {
+  if (!c.name.empty()) return c.name;
+  // An NCCL kernel that names no collective (the p2p kernels of an all-to-all): its kernel name.
+  if (c.task != model::kNoTask) {
     const std::string& kernel = td.task_name(c.task);
-    name = kernel.substr(0, kernel.find('('));
+    if (!kernel.empty()) return kernel.substr(0, kernel.find('('));
   }
-  if (name.empty()) name = "unnamed collective";
+  return "unnamed collective";
+}
+
+std::string unpriced_reason(const trace::TraceDag& td, const trace::TraceCollective& c) {
+  const std::string name = traced_name(td, c);
   if (!traced_op(c.kind)) return name + ": no plan in the model";
   const bool sized = c.kind == CollectiveKind::kAllreduce ? c.bytes > 0 : traced_size(c) > 0;
   if (!sized) return name + ": no recorded size";

@@ -44,6 +44,10 @@ model::Expected<std::vector<int>> group_order(const ClusterTopology& cluster,
 model::Expected<std::string> op_algorithm(const model::Topology& topo, model::CollectiveOp op,
                                           const std::string& requested, double bytes);
 
+// The collective's name as the trace gives it; where it gives none (an NCCL kernel without a
+// "Collective name"), the kernel's name.
+std::string traced_name(const trace::TraceDag& td, const trace::TraceCollective& c);
+
 // Why a collective kept its measured time under a modeled replay ("" when it was priced):
 // "barrier: no plan in the model", "allgather: no recorded size", "allreduce: one rank"; a
 // collective the trace does not name goes by its kernel's name.

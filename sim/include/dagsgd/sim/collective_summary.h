@@ -13,7 +13,9 @@
 namespace dagsgd::sim {
 
 struct CollectiveTypeSummary {
-  std::string type;  // "allreduce", "allgather", ... (the trace's name for kinds the model lacks)
+  // "allreduce", "allgather", ...; for kinds the model lacks, the trace's name (an NCCL
+  // kernel's where the trace names no collective)
+  std::string type;
   int count = 0;
   int unsized = 0;          // of them, without a recorded size (left out of bytes and bandwidth)
   double bytes = 0;         // summed sizes, model::CollectiveOp's convention (the whole vector)
