@@ -449,4 +449,24 @@ std::vector<std::string> collective_op_algorithms(CollectiveOp op) {
   return detail::algorithm_names(op);
 }
 
+double bus_bandwidth_factor(CollectiveOp op, int ranks) {
+  const double n = std::max(1, ranks);
+  // nccl-tests doc/PERFORMANCE.md, "Bus bandwidth": what each rank's busiest link carries per
+  // byte of the operation's size.
+  switch (op) {
+    case CollectiveOp::kAllreduce:
+      return 2 * (n - 1) / n;
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllgather:
+    case CollectiveOp::kAlltoall:
+      return (n - 1) / n;
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce:
+    case CollectiveOp::kSendRecv:
+      return 1;
+  }
+  DAGSGD_CHECK(false);  // every enumerator is a case
+  return 1;
+}
+
 }  // namespace dagsgd::model

@@ -237,10 +237,50 @@ ordered_json phase_json(const PhaseView& v) {
   return j;
 }
 
+// Bandwidths in GB/s ("-": none).
+std::string gbps_text(double gbps) { return gbps > 0 ? fmt("%.2f", gbps) : "-"; }
+
+std::string collectives_text(const std::vector<sim::CollectiveTypeSummary>& rows) {
+  if (rows.empty()) return "Collectives: none\n";
+  std::string out =
+      "Collectives by type (measured; bus bandwidth as nccl-tests defines it, beside the "
+      "fabric's):\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "  %-16s %7s %14s %12s %10s %12s\n", "type", "count", "bytes",
+                "time ms", "bus GB/s", "fabric GB/s");
+  out += line;
+  for (const auto& c : rows) {
+    std::snprintf(line, sizeof line, "  %-16s %7d %14.0f %12s %10s %12s\n", c.type.c_str(),
+                  c.count, c.bytes, ms_text(c.time).c_str(), gbps_text(c.bus_gbps).c_str(),
+                  gbps_text(c.fabric_gbps).c_str());
+    out += line;
+    if (c.unsized > 0) {
+      out += "    (" + std::to_string(c.unsized) + " without a recorded size: not in bytes or "
+             "bandwidth)\n";
+    }
+  }
+  return out;
+}
+
+ordered_json collectives_json(const std::vector<sim::CollectiveTypeSummary>& rows) {
+  ordered_json a = ordered_json::array();
+  for (const auto& c : rows) {
+    a.push_back({{"type", c.type},
+                 {"count", c.count},
+                 {"unsized", c.unsized},
+                 {"bytes", c.bytes},
+                 {"time_s", static_cast<double>(c.time) * 1e-9},
+                 {"bus_bandwidth_bytes_per_s", c.bus_gbps * 1e9},
+                 {"fabric_bandwidth_bytes_per_s", c.fabric_gbps * 1e9}});
+  }
+  return a;
+}
+
 }  // namespace
 
 std::string analyze_text(const trace::ImportedRun& run, const trace::TraceDag& dag,
-                         const sim::ReplayResult& r, const sim::JobEffects& effects) {
+                         const sim::ReplayResult& r, const sim::JobEffects& effects,
+                         const std::vector<sim::CollectiveTypeSummary>& collectives) {
   std::string out = import_text(run);
   out += "DAG: " + std::to_string(dag.dag.task_count()) + " tasks, " +
          std::to_string(dag.dag.edge_count()) + " edges (" + trace::trace_mode_name(dag.mode) +
@@ -268,12 +308,14 @@ std::string analyze_text(const trace::ImportedRun& run, const trace::TraceDag& d
   out += "Bottleneck: " + r.bound + "; if communication were free: " + pct(r.if_comm_free) +
          "; if the network were twice as fast: " + pct(r.if_double_network) + "\n";
   out += "(replayed with measured durations: " + pct(r.error) + " vs measured)\n\n";
+  out += collectives_text(collectives) + "\n";
   out += job_effects_text(effects);
   return out;
 }
 
 std::string analyze_json(const trace::ImportedRun& run, const trace::TraceDag& dag,
-                         const sim::ReplayResult& r, const sim::JobEffects& effects) {
+                         const sim::ReplayResult& r, const sim::JobEffects& effects,
+                         const std::vector<sim::CollectiveTypeSummary>& collectives) {
   ordered_json j;
   j["import"] = import_json(run);
   j["dag"] = {{"mode", trace::trace_mode_name(dag.mode)},
@@ -291,6 +333,7 @@ std::string analyze_json(const trace::ImportedRun& run, const trace::TraceDag& d
   j["if_comm_free"] = r.if_comm_free;
   j["if_double_network"] = r.if_double_network;
   j["replay_error"] = r.error;
+  j["collectives"] = collectives_json(collectives);
   j["job_effects"] = detail::job_effects_json(effects);
   return j.dump(2) + "\n";
 }
@@ -311,6 +354,9 @@ std::string replay_text(const trace::ImportedRun& run, const trace::TraceDag& da
   }
   out += "; " + std::to_string(r.modeled_collectives) + " modeled, " +
          std::to_string(r.measured_collectives) + " measured\n";
+  if (const std::string kept = sim::unpriced_summary(r); !kept.empty()) {
+    out += "Kept at their traced durations, the model cannot price them: " + kept + "\n";
+  }
   if (r.cpu.modeled) {
     out += "Host CPUs: traced on " + std::to_string(r.cpu.traced_machines) + " machine(s), up to " +
            fmt("%.2f", r.cpu.traced_oversubscription) + " ranks per CPU; replayed on " +
@@ -369,6 +415,9 @@ std::string replay_json(const trace::ImportedRun& run, const trace::TraceDag& da
   comm["note"] = r.comm.note;
   comm["modeled_collectives"] = r.modeled_collectives;
   comm["measured_collectives"] = r.measured_collectives;
+  ordered_json unpriced = ordered_json::object();
+  for (const auto& [reason, count] : r.unpriced_collectives) unpriced[reason] = count;
+  comm["unpriced_collectives"] = unpriced;
   j["comm"] = comm;
   if (r.cpu.modeled) {
     j["host_cpus"] = {{"traced_machines", r.cpu.traced_machines},

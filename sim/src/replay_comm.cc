@@ -11,6 +11,7 @@
 
 #include "dagsgd/model/calibration.h"
 #include "dagsgd/sim/flow_network.h"
+#include "replay_collectives.h"
 
 namespace dagsgd::sim::detail {
 
@@ -235,15 +236,13 @@ class RootSplit {
 
 model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const ReplayOptions& options,
                                                   const CommModelInfo& info) {
-  std::map<int, std::unique_ptr<model::CommModel>> models;  // by group size
-  auto model_for = [&](int p) -> model::Expected<model::CommModel*> {
-    auto it = models.find(p);
+  // By the group's nodes and GPUs per node.
+  std::map<std::pair<int, int>, std::unique_ptr<model::CommModel>> models;
+  auto model_for = [&](const trace::TraceCollective& c) -> model::Expected<model::CommModel*> {
+    const model::Topology topo = group_topology(info.topology, c);
+    const std::pair<int, int> shape{topo.nodes, topo.gpus_per_node};
+    auto it = models.find(shape);
     if (it != models.end()) return it->second.get();
-    model::Topology topo = info.topology;
-    if (p != topo.workers()) {
-      topo.nodes = std::max(1, p / std::max(1, topo.gpus_per_node));
-      topo.gpus_per_node = std::max(1, p / topo.nodes);
-    }
     model::ExchangeConfig cfg;
     cfg.algorithm = info.algorithm;
     // A measured curve of this rank count is what the library did on the target: it prices the
@@ -254,23 +253,23 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
     auto m = model::make_comm_model(topo, cfg);
     if (!m) return m.error();
     auto* raw = m->get();
-    models.emplace(p, std::move(*m));
+    models.emplace(shape, std::move(*m));
     return raw;
   };
   // The flow-level tier: transfers on the cluster, in the ring order of each group size.
   const bool flow = options.cluster != nullptr && info.source == CommSource::kFabric &&
                     td.concurrent_resource >= 0;
-  std::map<int, std::unique_ptr<model::CollectiveFlows>> flows_by_size;
-  auto flows_for = [&](int p) -> model::Expected<model::CollectiveFlows*> {
-    auto it = flows_by_size.find(p);
-    if (it != flows_by_size.end()) return it->second.get();
-    if (options.cluster->gpu_count() < p) {
-      return model::Error{"the cluster has " + std::to_string(options.cluster->gpu_count()) +
-                          " GPUs, fewer than the " + std::to_string(p) + " ranks of a collective"};
-    }
+  // By the group's ranks in the order the flow tier runs them.
+  std::map<std::vector<int>, std::unique_ptr<model::CollectiveFlows>> flows_by_group;
+  auto flows_for = [&](const trace::TraceCollective& c) -> model::Expected<model::CollectiveFlows*> {
+    auto order = group_order(*options.cluster, c);
+    if (!order) return order.error();
+    auto it = flows_by_group.find(*order);
+    if (it != flows_by_group.end()) return it->second.get();
     model::Topology topo = info.topology;
-    topo.nodes = std::max(1, p / std::max(1, topo.gpus_per_node));
-    topo.gpus_per_node = std::max(1, p / topo.nodes);
+    topo.nodes = std::max(1, c.ranks / std::max(1, topo.gpus_per_node));
+    topo.gpus_per_node = std::max(1, c.ranks / topo.nodes);
+    if (placed_group(c)) topo = group_topology(info.topology, c);
     // The formula's pattern: a measured curve says how long, not which transfers.
     topo.intra.measured.clear();
     topo.inter.measured.clear();
@@ -278,9 +277,9 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
     cfg.algorithm = info.algorithm == model::kMeasuredAlgorithm ? "auto" : info.algorithm;
     // The stack's algorithm choice decides which transfers (under a measured curve too).
     if (info.source == CommSource::kFabric) cfg.stack = options.stack;
-    auto f = model::CollectiveFlows::make(topo, cfg, options.cluster->collective_order(p));
+    auto f = model::CollectiveFlows::make(topo, cfg, *order);
     if (!f) return f.error();
-    return flows_by_size.emplace(p, std::make_unique<model::CollectiveFlows>(std::move(*f)))
+    return flows_by_group.emplace(*order, std::make_unique<model::CollectiveFlows>(std::move(*f)))
         .first->second.get();
   };
   const bool from_run = info.source == CommSource::kRun;
@@ -292,20 +291,49 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
     out.flows.resize(td.collectives.size());
     out.spread_flows.resize(td.collectives.size());
   }
+  // Every collective but the allreduce: its formula in the model's table at the size the trace
+  // recorded, on the links of its group; on the flow tier, that formula's transfers.
+  auto price_other = [&](const trace::TraceCollective& c, std::size_t ci) -> model::Expected<void> {
+    const model::CollectiveOp op = *traced_op(c.kind);
+    const double size = traced_size(c);
+    const model::Topology topo = group_topology(info.topology, c);
+    auto algorithm = op_algorithm(topo, op, info.algorithm, size);
+    if (!algorithm) return algorithm.error();
+    auto t = model::collective_time(topo, op, *algorithm, size);
+    if (!t) return t.error();
+    out.phases[ci] = {0, *t, 0};
+    if (c.startup_task != model::kNoTask && info.source == CommSource::kFabric) {
+      out.modeled_tails[ci] = true;
+    }
+    if (flow && c.joined) {
+      auto f = flows_for(c);
+      if (!f) return f.error();
+      auto plan = (*f)->plan_collective(op, *algorithm, size);
+      if (!plan) return plan.error();
+      out.flows[ci] = std::move(*plan);
+      out.phases[ci] = {0, 0, 0};
+    }
+    return model::ok();
+  };
   for (std::size_t ci = 0; ci < td.collectives.size(); ++ci) {
     const auto& c = td.collectives[ci];
     out.phases[ci] = {0, c.measured, 0};
-    bool can = options.comm == CommMode::kModeled && c.bytes > 0 && trace::is_modelable(c.kind) &&
-               c.ranks > 1 && (c.joined || options.target || from_run) &&
-               !(from_run && info.topology.intra.beta_ns_per_byte <= 0);
-    if (!can) {
+    const bool model_known = options.comm == CommMode::kModeled &&
+                             !(from_run && info.topology.intra.beta_ns_per_byte <= 0);
+    const std::string unpriced = model_known ? unpriced_reason(td, c) : "";
+    if (!unpriced.empty()) ++out.unpriced[unpriced];
+    if (!model_known || !unpriced.empty()) {
       ++out.measured;
       continue;
     }
-    auto m = model_for(c.ranks);
+    if (c.kind != CollectiveKind::kAllreduce) {
+      DAGSGD_TRY(price_other(c, ci));
+      ++out.modeled;
+      continue;
+    }
+    auto m = model_for(c);
     if (!m) return m.error();
-    auto elements = static_cast<std::int64_t>(static_cast<double>(c.bytes) / 4.0 *
-                                              trace::traffic_factor(c.kind));
+    auto elements = static_cast<std::int64_t>(static_cast<double>(c.bytes) / 4.0);
     out.phases[ci] = (*m)->phases(std::max<std::int64_t>(1, elements));
     if ((*m)->algorithm_for(elements) == model::kMeasuredAlgorithm) {
       out.used_measured_curves = true;
@@ -321,7 +349,7 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
     }
     if (flow && c.joined) {
       // The startup goes into the transfers' fixed parts: collectives progress together.
-      auto f = flows_for(c.ranks);
+      auto f = flows_for(c);
       if (!f) return f.error();
       const auto& ph = out.phases[ci];
       model::FlowPlan plan = (*f)->plan(std::max<std::int64_t>(1, elements));

@@ -2,6 +2,8 @@
 // the run, or a target fabric's) and the duration of each collective's parts under it.
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "dagsgd/model/collective_flows.h"
@@ -27,6 +29,9 @@ struct CollectiveTimes {
   std::vector<bool> modeled_tails;  // the per-rank lag tasks take the modeled tail
   int modeled = 0;
   int measured = 0;
+  // Collectives a modeled replay kept measured because the model cannot price them, by reason
+  // (replay_collectives.h's unpriced_reason).
+  std::map<std::string, int> unpriced;
   bool used_measured_curves = false;  // a fabric's measured latencies priced some
 };
 model::Expected<CollectiveTimes> collective_times(const trace::TraceDag& td,

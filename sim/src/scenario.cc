@@ -570,6 +570,9 @@ PredictResult replay_as_prediction(const trace::TraceDag& tdag, const ReplayResu
                  "); free communication would be " +
                  model::times_faster(p.iteration, p.if_comm_free) + ", twice the bandwidth " +
                  model::times_faster(p.iteration, p.if_double_bandwidth);
+  if (const std::string kept = unpriced_summary(r); !kept.empty()) {
+    p.bottleneck += "; kept at their traced durations, the model cannot price them: " + kept;
+  }
   if (keep_timeline && !tdag.boundary_task.empty() && tdag.end_task != model::kNoTask) {
     const Nanos ws = r.sim.start[static_cast<std::size_t>(tdag.boundary_task.back())];
     const Nanos we = r.sim.finish[static_cast<std::size_t>(tdag.end_task)];

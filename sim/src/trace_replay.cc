@@ -177,6 +177,14 @@ model::Topology run_topology(const TraceDag& tdag) {
   return t;
 }
 
+std::string unpriced_summary(const ReplayResult& r) {
+  std::string out;
+  for (const auto& [reason, count] : r.unpriced_collectives) {
+    out += (out.empty() ? "" : ", ") + std::to_string(count) + " " + reason;
+  }
+  return out;
+}
+
 model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptions& options) {
   ReplayResult out;
   out.warmup = td.warmup;
@@ -189,6 +197,7 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
   if (!times) return times.error();
   out.modeled_collectives = times->modeled;
   out.measured_collectives = times->measured;
+  out.unpriced_collectives.assign(times->unpriced.begin(), times->unpriced.end());
   if (times->used_measured_curves) out.comm.algorithm = model::kMeasuredAlgorithm;
 
   model::Dag base_dag = td.dag;

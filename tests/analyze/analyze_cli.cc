@@ -103,6 +103,39 @@ TEST(AnalyzeCli, JobEffectsOfTheNcclTrace) {
   fs::remove(file);
 }
 
+// nccl_data's NCCL kernels: 15 allreduces and 6 broadcasts of a 2-rank group on one node, so
+// their bus bandwidth stands beside the intra-node fabric's; the SendRecv kernels of the
+// sampled traces name no collective: kept at their traced durations and named in a replay.
+TEST(AnalyzeCli, CollectivesByType) {
+  auto json = run_cli("analyze --json --intra nvlink2 --inter ib-edr " + kKineto +
+                      "nccl_data.json.gz");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto rows = nlohmann::json::parse(json.out)["collectives"];
+  ASSERT_EQ(rows.size(), 2u) << rows;
+  EXPECT_EQ(rows[0]["type"], "allreduce");
+  EXPECT_EQ(rows[0]["count"], 15);
+  EXPECT_EQ(rows[1]["type"], "broadcast");
+  EXPECT_EQ(rows[1]["count"], 6);
+  for (const auto& r : rows) {
+    EXPECT_GT(r["bus_bandwidth_bytes_per_s"].get<double>(), 0) << r;
+    EXPECT_NEAR(r["fabric_bandwidth_bytes_per_s"].get<double>(), 120e9, 1e3) << r;  // nvlink2
+  }
+  auto text = run_cli("analyze " + kKineto + "nccl_data.json.gz");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("Collectives by type"), std::string::npos) << text.out;
+  auto half = run_cli("analyze --intra nvlink2 " + kKineto + "nccl_data.json.gz");
+  EXPECT_EQ(half.code, 2);
+  EXPECT_NE(half.err.find("--intra and --inter go together"), std::string::npos) << half.err;
+
+  auto replay = run_cli("replay --intra pcie3 --inter 10gbe " + kKineto + "sampled_rank-0.json.gz " +
+                        kKineto + "sampled_rank-1.json.gz");
+  ASSERT_EQ(replay.code, 0) << replay.err;
+  EXPECT_NE(replay.out.find("Kept at their traced durations, the model cannot price them: 20 "
+                            "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t: no plan in the model"),
+            std::string::npos)
+      << replay.out;
+}
+
 TEST(ReplayCli, TargetFabricChangesCommunicationOnly) {
   auto base = run_cli("replay --json " + kKineto + "nccl_data.json.gz");
   auto slow = run_cli("replay --json --intra 10gbe --inter 10gbe " + kKineto + "nccl_data.json.gz");

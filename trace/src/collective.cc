@@ -1,6 +1,7 @@
 // The collective vocabulary (collective.h).
 #include "dagsgd/trace/collective.h"
 
+#include <algorithm>
 #include <cctype>
 #include <iterator>
 
@@ -22,7 +23,16 @@ std::string folded(std::string_view s) {
 }  // namespace
 
 CollectiveKind classify_collective(std::string_view name) {
-  const std::string f = folded(name);
+  std::string f = folded(name);
+  // PyTorch's variants of one collective: "_allgather_base", "allgather_into_tensor_coalesced",
+  // "reduce_scatter_tensor_coalesced", "all_to_allv" (per-rank sizes: the whole still moves).
+  for (std::string_view suffix : {"intotensorcoalesced", "tensorcoalesced", "coalesced", "base"}) {
+    if (f.size() > suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      f.resize(f.size() - suffix.size());
+      break;
+    }
+  }
+  if (f == "alltoallv" || f == "allgatherv" || f == "reducescatterv") f.pop_back();
   if (f == "allreduce") return CollectiveKind::kAllreduce;
   if (f == "broadcast" || f == "bcast") return CollectiveKind::kBroadcast;
   if (f == "allgather") return CollectiveKind::kAllgather;
@@ -54,22 +64,48 @@ std::string nccl_kernel_algorithm(std::string_view kernel_name) {
   return "";
 }
 
+std::vector<int> parse_group_ranks(std::string_view text) {
+  constexpr long kMaxRank = 1 << 20;
+  std::vector<int> ranks;
+  std::size_t i = 0;
+  auto skip_space = [&] {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])) != 0) ++i;
+  };
+  skip_space();
+  if (i == text.size() || text[i] != '[') return {};
+  ++i;
+  skip_space();
+  if (i < text.size() && text[i] == ']') return {};
+  while (i < text.size()) {
+    skip_space();
+    long r = 0;
+    const std::size_t first = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && r < kMaxRank) {
+      r = r * 10 + (text[i++] - '0');
+    }
+    if (i == first || r >= kMaxRank) return {};
+    ranks.push_back(static_cast<int>(r));
+    skip_space();
+    if (i < text.size() && text[i] == ',') {
+      ++i;
+    } else if (i < text.size() && text[i] == ']') {
+      std::vector<int> sorted = ranks;
+      std::sort(sorted.begin(), sorted.end());
+      if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return {};
+      return ranks;
+    } else {
+      return {};
+    }
+  }
+  return {};
+}
+
 const char* collective_name(CollectiveKind kind) {
   // In the order of the enum.
   static constexpr const char* kNames[] = {
       "", "allreduce", "broadcast", "allgather", "reduce_scatter", "reduce", "alltoall", "barrier"};
   const auto i = static_cast<std::size_t>(kind);
   return i < std::size(kNames) ? kNames[i] : "";
-}
-
-bool is_modelable(CollectiveKind kind) {
-  return kind == CollectiveKind::kAllreduce || kind == CollectiveKind::kBroadcast ||
-         kind == CollectiveKind::kAllgather || kind == CollectiveKind::kReduceScatter ||
-         kind == CollectiveKind::kReduce;
-}
-
-double traffic_factor(CollectiveKind kind) {
-  return kind == CollectiveKind::kAllreduce ? 1.0 : 0.5;
 }
 
 bool leaves_together(CollectiveKind kind) {

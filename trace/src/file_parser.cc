@@ -456,10 +456,12 @@ class FileParser final : public EventSink {
     if (!e.collective.empty()) out.collective = intern(e.collective);
     if (!e.algorithm.empty()) out.algorithm = intern(e.algorithm);
     out.bytes = e.bytes;
-    if (e.nelems >= 0) {
-      int sz = dtype_size(e.dtype);
-      out.bytes = e.nelems * (sz > 0 ? sz : 4);
+    if (e.nelems >= 0 || e.out_nelems >= 0) {
+      const int sz = dtype_size(e.dtype) > 0 ? dtype_size(e.dtype) : 4;
+      if (e.nelems >= 0) out.bytes = e.nelems * sz;
+      if (e.out_nelems >= 0) out.out_bytes = e.out_nelems * sz;
     }
+    if (!e.group_ranks.empty()) out.group_ranks = intern(e.group_ranks);
     out.layer = static_cast<std::int32_t>(e.layer);
     out.iteration = static_cast<std::int32_t>(e.iteration);
     out.bucket = static_cast<std::int32_t>(e.bucket);

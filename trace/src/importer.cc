@@ -95,6 +95,8 @@ std::vector<Nanos> collective_ends(const ImportedRank& r) {
   for (const auto& e : r.events) {
     if (e.collective < 0) continue;
     if (!leaves_together(classify_collective(r.str(e.collective)))) continue;
+    // A smaller process group's collectives are not on every rank: their k-th ones differ.
+    if (e.group_size > 0 && e.group_size < r.world_size) continue;
     if (e.gpu || e.category == EventCategory::kMpi) ends.push_back(e.ts + e.dur);
   }
   return ends;

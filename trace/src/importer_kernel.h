@@ -27,6 +27,7 @@ inline constexpr std::size_t kWindowBytes = std::size_t{1} << 20;
 struct RawEvent {
   std::string_view name, cat, ph, collective, algorithm, phase, dtype, arg_name;
   std::string_view grid, block;  // a kernel's launch shape: the arrays as written
+  std::string_view group_ranks;  // NCCL "Process Group Ranks": "[0, 1]" (string or array)
   model::Nanos ts = 0, dur = 0;
   bool has_ts = false, has_dur = false, bad_ts = false, bad_dur = false;
   bool ts_out_of_range = false, dur_out_of_range = false;
@@ -35,7 +36,8 @@ struct RawEvent {
   std::string_view bad_arg;
   bool pid_numeric = false;
   std::int64_t pid = 0, tid = 0, id = -1;
-  std::int64_t correlation = -1, bytes = -1, nelems = -1, layer = -1, iteration = -1, bucket = -1;
+  std::int64_t correlation = -1, bytes = -1, nelems = -1, out_nelems = -1, layer = -1;
+  std::int64_t iteration = -1, bucket = -1;
   std::int64_t group_size = 0, wait_stream = -2, wait_corr = -1, device = -1, stream = -1;
   std::int64_t rank = -1, world_size = -1;
   // dagsgd_clock_sync

@@ -280,6 +280,8 @@ inline bool read_args(od::object& args, RawEvent& e) {
       case 14:
         if (k == "wait_on_stream") {
           if (value_int(v, x) && fits(-2, kInt32Max)) e.wait_stream = x;
+        } else if (k == "Out msg nelems") {
+          if (value_int(v, x) && fits(-1, kMaxEventBytes / 8)) e.out_nelems = x;
         }
         break;
       case 15:
@@ -288,6 +290,8 @@ inline bool read_args(od::object& args, RawEvent& e) {
       case 19:
         if (k == "drift_correction_ns") {
           if (value_int(v, x)) e.drift_c = x;
+        } else if (k == "Process Group Ranks") {
+          if (!value_string(v, e.group_ranks)) value_array_text(v, e.group_ranks);
         }
         break;
       case 33:

@@ -496,15 +496,40 @@ class KinetoBuilder : public Builder {
   // The k-th collective of every rank is one collective: a join task ends when the last rank
   // arrived plus the measured service time. Without every rank in the trace each rank's
   // collective keeps its own task.
+  //
+  // A collective whose trace names its process group's ranks ("Process Group Ranks") belongs to
+  // that group: the k-th collective of a group joins the k-th of that group on each of its
+  // ranks. Collectives of the whole run come first in their order; those of smaller groups
+  // follow in the order their last rank arrived.
   void join_collectives() {
     const std::size_t nr = run_.ranks.size();
     bool all_present = nr >= 2;
     for (const auto& r : run_.ranks) {
       if (r.world_size != static_cast<int>(nr)) all_present = false;
     }
-    std::size_t count = per_rank_comm_.empty() ? 0 : per_rank_comm_[0].size();
-    for (const auto& v : per_rank_comm_) {
-      if (v.size() != count) all_present = false;
+    std::vector<int> world(nr);
+    for (std::size_t r = 0; r < nr; ++r) world[r] = static_cast<int>(r);
+    // Per group: per member rank (in the group's order), its collectives (positions in
+    // per_rank_comm_) in issue order.
+    std::map<std::vector<int>, std::map<int, std::vector<std::size_t>>> groups;
+    for (std::size_t r = 0; r < nr && all_present; ++r) {
+      for (std::size_t k = 0; k < per_rank_comm_[r].size(); ++k) {
+        std::vector<int> members = group_of(r, per_rank_comm_[r][k]);
+        if (members.empty()) members = world;
+        const bool member = std::find(members.begin(), members.end(), r) != members.end();
+        const bool in_run = std::all_of(members.begin(), members.end(),
+                                        [&](int m) { return m < static_cast<int>(nr); });
+        if (!member || !in_run) all_present = false;
+        groups[members][static_cast<int>(r)].push_back(k);
+      }
+    }
+    for (const auto& [members, by_rank] : groups) {
+      for (int m : members) {
+        auto it = by_rank.find(m);
+        if (it == by_rank.end() || it->second.size() != by_rank.begin()->second.size()) {
+          all_present = false;
+        }
+      }
     }
     auto coll_res = resource("collectives", 1 << 20);
     out_.concurrent_resource = coll_res;
@@ -514,7 +539,41 @@ class KinetoBuilder : public Builder {
       }
       return;
     }
-    for (std::size_t k = 0; k < count; ++k) join(k, coll_res);
+    struct Pending {
+      Nanos last_arrive = 0;
+      const std::vector<int>* members = nullptr;
+      std::vector<TaskId> ids;
+      std::size_t first_k = 0;
+    };
+    std::vector<Pending> world_joins;
+    std::vector<Pending> group_joins;
+    for (const auto& [members, by_rank] : groups) {
+      const std::size_t count = by_rank.begin()->second.size();
+      for (std::size_t j = 0; j < count; ++j) {
+        Pending p{INT64_MIN, &members, {}, by_rank.at(members.front())[j]};
+        for (int m : members) {
+          const TaskId id = per_rank_comm_[static_cast<std::size_t>(m)][by_rank.at(m)[j]];
+          p.ids.push_back(id);
+          p.last_arrive =
+              std::max(p.last_arrive, out_.tasks[static_cast<std::size_t>(id)].measured_start);
+        }
+        (members == world ? world_joins : group_joins).push_back(std::move(p));
+      }
+    }
+    std::stable_sort(group_joins.begin(), group_joins.end(),
+                     [](const Pending& a, const Pending& b) { return a.last_arrive < b.last_arrive; });
+    for (auto* list : {&world_joins, &group_joins}) {
+      for (const auto& p : *list) join(*p.members, p.ids, p.first_k, coll_res);
+    }
+  }
+
+  // The ranks of the process group a comm task's event names (empty: the trace does not say).
+  std::vector<int> group_of(std::size_t r, TaskId id) const {
+    const auto& rank = run_.ranks[r];
+    const auto& e = rank.events[static_cast<std::size_t>(out_.tasks[static_cast<std::size_t>(id)].event)];
+    if (e.group_ranks < 0) return {};
+    std::vector<int> ranks = parse_group_ranks(rank.str(e.group_ranks));
+    return ranks.size() < 2 ? std::vector<int>{} : ranks;
   }
 
   TraceCollective new_collective(std::size_t r, TaskId id) const {
@@ -534,31 +593,36 @@ class KinetoBuilder : public Builder {
       c.name = collective_name(c.kind);
     }
     c.bytes = e.bytes;
+    c.out_bytes = e.out_bytes;
     c.ranks = e.group_size > 0 ? e.group_size : rank.world_size;
+    c.group_ranks = group_of(r, id);
     return c;
   }
 
-  void join(std::size_t k, model::ResourceId coll_res) {
-    const std::size_t nr = run_.ranks.size();
-    TraceCollective c = new_collective(0, per_rank_comm_[0][k]);
+  // Joins the collective whose part on member members[i] is task ids[i]; `k`: its position on
+  // the first member.
+  void join(const std::vector<int>& members, const std::vector<TaskId>& ids, std::size_t k,
+            model::ResourceId coll_res) {
+    TraceCollective c = new_collective(static_cast<std::size_t>(members.front()), ids.front());
     Nanos last_arrive = INT64_MIN;
     Nanos first_end = INT64_MAX;
-    for (std::size_t r = 0; r < nr; ++r) {
-      const auto& ti = out_.tasks[static_cast<std::size_t>(per_rank_comm_[r][k])];
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const auto r = static_cast<std::size_t>(members[i]);
+      const auto& ti = out_.tasks[static_cast<std::size_t>(ids[i])];
       c.arrive[r] = ti.measured_start;
       c.span_start[r] = ti.measured_start;
       c.span_end[r] = ti.measured_start + ti.measured_dur;
       last_arrive = std::max(last_arrive, ti.measured_start);
       first_end = std::min(first_end, c.span_end[r]);
     }
-    c.ranks = static_cast<int>(nr);
+    c.ranks = static_cast<int>(members.size());
     c.joined = true;
     c.measured = std::max<Nanos>(0, first_end - last_arrive);
     Task t;
     t.duration = c.measured;
     t.resource = coll_res;
     t.worker = -1;
-    t.iteration = out_.dag.task(per_rank_comm_[0][k]).iteration;
+    t.iteration = out_.dag.task(ids.front()).iteration;
     t.kind = TaskKind::kComm;
     c.iteration = t.iteration;
     c.group = static_cast<int>(k);
@@ -571,8 +635,7 @@ class KinetoBuilder : public Builder {
     c.task = add(t, info);
     // Each rank's own kernel/call becomes its arrival (zero length) before the join; the rank
     // continues after the join through a zero-length task in the kernel's place.
-    for (std::size_t r = 0; r < nr; ++r) {
-      TaskId id = per_rank_comm_[r][k];
+    for (TaskId id : ids) {
       out_.dag.mutable_task(id).duration = 0;
       out_.tasks[static_cast<std::size_t>(id)].collective = info.collective;
       joined_.emplace(id, c.task);

@@ -166,6 +166,12 @@ std::vector<std::string> collective_op_algorithms(CollectiveOp op);
 Expected<Nanos> collective_time(const Topology& topo, CollectiveOp op, const std::string& algorithm,
                                 double bytes);
 
+// nccl-tests' bus bandwidth factor (doc/PERFORMANCE.md): busBw = size / time x this factor,
+// what the busiest link of a rank carries per byte of the size (the convention above), so that
+// a collective's bus bandwidth compares with the link's: 2(n-1)/n for allreduce, (n-1)/n for
+// reduce-scatter, all-gather and all-to-all, 1 for broadcast, reduce and send/recv.
+double bus_bandwidth_factor(CollectiveOp op, int ranks);
+
 // The reduction cost of a GPU summing in its memory: read two operands and write one per
 // element, so 3 bytes of memory traffic per byte reduced (a gamma for LinkCost).
 double reduction_ns_per_byte(const GpuSpec& gpu);

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "dagsgd/sim/collective_summary.h"
 #include "dagsgd/sim/job_effects.h"
 #include "dagsgd/sim/trace_replay.h"
 #include "dagsgd/trace/importer.h"
@@ -12,11 +14,14 @@
 namespace dagsgd::reports {
 
 // analyze: per rank (measured), critical path, stragglers, bottleneck with bounds, import report,
-// and the job effects measured on the run (JSON: "job_effects").
+// the collectives by type (sim::summarize_collectives; JSON: "collectives") and the job effects
+// measured on the run (JSON: "job_effects").
 std::string analyze_text(const trace::ImportedRun& run, const trace::TraceDag& dag,
-                         const sim::ReplayResult& r, const sim::JobEffects& effects);
+                         const sim::ReplayResult& r, const sim::JobEffects& effects,
+                         const std::vector<sim::CollectiveTypeSummary>& collectives);
 std::string analyze_json(const trace::ImportedRun& run, const trace::TraceDag& dag,
-                         const sim::ReplayResult& r, const sim::JobEffects& effects);
+                         const sim::ReplayResult& r, const sim::JobEffects& effects,
+                         const std::vector<sim::CollectiveTypeSummary>& collectives);
 
 // replay: predicted vs measured; JSON has measured_iteration_s, predicted_iteration_s, error
 // (signed, relative to measured), measured_breakdown and predicted_breakdown (per rank).

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dagsgd/model/comm_model.h"
@@ -102,6 +103,10 @@ struct ReplayResult {
   CpuModelInfo cpu;
   int modeled_collectives = 0;   // collectives whose duration came from the model
   int measured_collectives = 0;  // kept as measured (no size, or --comm measured)
+  // Of those, the ones a modeled replay could not price, counted by reason ("barrier: no plan
+  // in the model", "allgather: no recorded size", "allreduce: one rank"); empty when every
+  // collective was priced or communication is measured.
+  std::vector<std::pair<std::string, int>> unpriced_collectives;
   // The critical path of the median iteration (simulated), composition largest first.
   int critical_path_iteration = 0;
   std::vector<PathShare> critical_path;
@@ -116,6 +121,10 @@ struct ReplayResult {
   std::vector<LinkUse> busiest_links;      // flow tier: of the critical-path iteration
   SimResult sim;
 };
+
+// The collectives a replay kept measured because the model cannot price them, in one line
+// ("3 barrier: no plan in the model, 1 allgather: no recorded size"); "" when none.
+std::string unpriced_summary(const ReplayResult& r);
 
 // `tdag` keeps measured durations; the replay works on a copy of the durations. Everything it
 // needs of the run is in the DAG (trace::TraceDag).

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dagsgd::trace {
 
@@ -21,7 +22,8 @@ enum class CollectiveKind : std::uint8_t {
 
 // From a name as traces spell it: our args.collective and PMPI spans ("allreduce", "bcast"),
 // NCCL's "Collective name" arg ("allreduce", "reduce_scatter"), kernel spellings ("AllReduce",
-// "ReduceScatter", "AllGather"). Case and '_' do not matter; anything else is kNone.
+// "ReduceScatter", "AllGather"), PyTorch's variants ("_allgather_base", "all_to_allv",
+// "reduce_scatter_tensor_coalesced"). Case and '_' do not matter; anything else is kNone.
 CollectiveKind classify_collective(std::string_view name);
 
 // The collective an NCCL kernel runs, from its name (ncclKernel_AllReduce_RING_LL_Sum_float,
@@ -32,16 +34,14 @@ std::string nccl_kernel_algorithm(std::string_view kernel_name);
 // Whether a kernel name is NCCL's (communication kernels of every kind, p2p included).
 bool is_nccl_kernel(std::string_view kernel_name);
 
+// The ranks of a process group as traces write them ("[0, 1, 2, 3]", as a string or an array);
+// empty when the text is not a list of ranks in [0, 2^20).
+std::vector<int> parse_group_ranks(std::string_view text);
+
 // The canonical name: "allreduce", "broadcast", "allgather", "reduce_scatter", "reduce",
 // "alltoall", "barrier" ("" for kNone).
 const char* collective_name(CollectiveKind kind);
 
-// Whether the communication model can price it from its size (a reduction or a one-phase
-// data movement; barriers and alltoalls keep their measured time).
-bool is_modelable(CollectiveKind kind);
-// Bytes it moves relative to an allreduce of the same size: one-phase collectives (broadcast,
-// allgather, reduce-scatter, reduce) move half of what reduce-scatter + allgather does.
-double traffic_factor(CollectiveKind kind);
 // Whether every rank leaves it at about the same time (so its ends can align clocks): not a
 // reduce, whose non-root ranks leave as soon as they have sent.
 bool leaves_together(CollectiveKind kind);

@@ -41,10 +41,12 @@ struct ImportedEvent {
   std::int64_t tid = 0;            // CPU thread, or GPU stream for GPU events
   std::int64_t correlation = -1;   // CUDA correlation id (args.correlation), -1 none
   std::int64_t bytes = -1;         // args.bytes, or NCCL In msg nelems × dtype size
+  std::int64_t out_bytes = -1;     // NCCL Out msg nelems × dtype size (-1: not recorded)
   std::int64_t wait_on_corr = -1;  // cuda_sync Event Sync: the cudaEventRecord it waits for
   std::int32_t name = 0;           // index into strings
   std::int32_t collective = -1;    // string index: args.collective / NCCL "Collective name"
   std::int32_t algorithm = -1;     // string index: args.algorithm
+  std::int32_t group_ranks = -1;   // string index: NCCL "Process Group Ranks" as written
   std::int32_t layer = -1;
   std::int32_t iteration = -1;
   std::int32_t bucket = -1;          // our gradient group

@@ -40,7 +40,13 @@ struct TraceCollective {
   std::string name;  // allreduce, broadcast, ... (as the trace names it)
   CollectiveKind kind = CollectiveKind::kNone;
   std::int64_t bytes = 0;  // per rank
-  int ranks = 1;           // ranks that take part (group size)
+  // NCCL's "Out msg nelems" in bytes (an all-gather's gathered output, a reduce-scatter's
+  // chunk); -1 when the trace does not say.
+  std::int64_t out_bytes = -1;
+  int ranks = 1;  // ranks that take part (group size)
+  // The process group's ranks when the trace names them (NCCL's "Process Group Ranks"), else
+  // empty. A joined collective of a group smaller than the run joins those ranks only.
+  std::vector<int> group_ranks;
   int iteration = 0;
   int group = -1;                       // our gradient group (bucket), or the order on the rank
   model::TaskId task = model::kNoTask;  // the join (or the rank's own kernel when not joined)
