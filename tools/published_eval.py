@@ -23,6 +23,7 @@ Exit: 0 when every point was predicted or skipped with a reason, 1 when a dagsgd
 import argparse
 import concurrent.futures
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -131,13 +132,7 @@ def load_pipelines(data_dir):
     """The input-pipeline catalog: name -> samples/s per core (docs/published.md)."""
     path = os.path.join(data_dir, "published", "input_pipelines.json")
     rel = shown(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except OSError as e:
-        raise DataError(f"{rel}: cannot read: {e.strerror}")
-    except json.JSONDecodeError as e:
-        raise DataError(f"{rel}: line {e.lineno}: {e.msg}")
+    doc = load_json(path)
     if not isinstance(doc, dict) or doc.get("schema") != PIPELINES_SCHEMA:
         raise DataError(f"{rel}: 'schema': expected '{PIPELINES_SCHEMA}'")
     pipelines = doc.get("pipelines")
@@ -177,8 +172,46 @@ def shown(path):
     return path if rel.startswith("..") else rel
 
 
+# The largest number a published file may hold (a rate, a size, a count): 1e15, as dagsgd's own
+# readers (docs/limits.md); beyond it, or not finite, is a typo or a corrupted file.
+MAX_NUMBER = 1e15
+
+
 def positive(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+    return (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            and 0 < v <= MAX_NUMBER)
+
+
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _finite_float(text):
+    v = float(text)
+    if not math.isfinite(v):
+        raise ValueError(f"{text} is beyond the range of a double")
+    return v
+
+
+def load_json(path):
+    """A JSON file as Python values: NaN, Infinity and numbers beyond double (1e999) refused,
+    every error a DataError naming the file and the line."""
+    rel = shown(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise DataError(f"{rel}: cannot read: {e.strerror}")
+    except UnicodeDecodeError as e:
+        raise DataError(f"{rel}: not UTF-8 (byte {e.start})")
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as e:
+        raise DataError(f"{rel}: line {e.lineno}: {e.msg}")
+    except ValueError as e:
+        raise DataError(f"{rel}: {e}")
+    except RecursionError:
+        raise DataError(f"{rel}: nested too deeply")
 
 
 def validate(path, doc, catalog):
@@ -206,6 +239,11 @@ def validate(path, doc, catalog):
         fail("'setups'", "missing or empty")
     for name, s in setups.items():
         where = f"setup '{name}'"
+        if not isinstance(s, dict):
+            fail(where, "must be an object")
+        for key in ("gpu", "intra", "inter"):
+            if s.get(key) is not None and not isinstance(s[key], str):
+                fail(where, f"'{key}' must be a name")
         if not isinstance(s.get("as_published"), str):
             fail(where, "'as_published' missing")
         if s.get("gpu") is not None and s["gpu"] not in gpus:
@@ -227,7 +265,13 @@ def validate(path, doc, catalog):
         fail("'points'", "missing or empty")
     by_id = {}
     for i, p in enumerate(points):
+        if not isinstance(p, dict):
+            fail(f"point {i}", "must be an object")
         where = f"point {i} ({p.get('id', '?')!r})"
+        for key in ("kind", "setup", "model", "precision", "fabric", "intra", "inter",
+                    "reference", "input_pipeline"):
+            if p.get(key) is not None and not isinstance(p[key], str):
+                fail(where, f"'{key}' must be a string, got {p[key]!r}")
         pid = p.get("id")
         if not isinstance(pid, str) or not pid:
             fail(where, "'id' missing")
@@ -245,8 +289,9 @@ def validate(path, doc, catalog):
         if not isinstance(p.get("unit"), str):
             fail(where, "'unit' missing")
         for key in ("nodes", "gpus_per_node"):
-            if not isinstance(p.get(key), int) or p[key] < 0:
-                fail(where, f"'{key}' must be a non-negative integer")
+            if not isinstance(p.get(key), int) or isinstance(p[key], bool) or \
+                    not 0 <= p[key] <= 2 ** 20:
+                fail(where, f"'{key}' must be an integer from 0 to 2^20")
         if p.get("fabric") is not None and p["fabric"] not in fabrics:
             fail(where, f"fabric '{p['fabric']}' is not in datasets/hardware/fabrics.json")
         if p["kind"] == "microbenchmark":
@@ -255,8 +300,8 @@ def validate(path, doc, catalog):
             continue
         if p.get("model") not in networks:
             fail(where, f"model {p.get('model')!r} is not in datasets/networks")
-        if not (isinstance(p.get("batch_per_gpu"), int) and p["batch_per_gpu"] > 0):
-            fail(where, "'batch_per_gpu' must be a positive integer")
+        if not (isinstance(p.get("batch_per_gpu"), int) and 0 < p["batch_per_gpu"] < 2 ** 31):
+            fail(where, "'batch_per_gpu' must be an integer from 1 to 2^31-1")
         if p.get("precision") not in PRECISION:
             fail(where, f"'precision' must be one of {', '.join(PRECISION)}")
         if p["unit"] not in THROUGHPUT_UNITS:
@@ -374,12 +419,12 @@ def evaluate(files, binary, jobs, catalog, validate_only, data, stacks=True, pip
     rows, micro = [], {}
     work = []
     for path in files:
-        with open(path, encoding="utf-8") as f:
-            try:
-                doc = json.load(f)
-            except json.JSONDecodeError as e:
-                raise DataError(f"{shown(path)}: line {e.lineno}: {e.msg}")
-        by_id = validate(path, doc, catalog)
+        doc = load_json(path)
+        try:
+            by_id = validate(path, doc, catalog)
+        except (TypeError, AttributeError, KeyError) as e:
+            # A value of a type no check above expected (a list where a name goes, ...).
+            raise DataError(f"{shown(path)}: malformed: {type(e).__name__}: {e}")
         sid = doc["id"]
         for p in doc["points"]:
             if p["kind"] == "microbenchmark":

@@ -26,6 +26,9 @@ Expected<void> check_point(const TimingPoint& pt) {
 
 using detail::Plan;
 
+// Step positions (eager limits) fitted one by one; beyond this many, a coarse pass first.
+constexpr std::size_t kMaxStepCandidates = 1024;
+
 // Below this relative residual per point a fit is as good as the log's printed precision; the
 // floor keeps the information criterion from rewarding fits of rounding noise.
 constexpr double kRelativeNoiseFloor = 1e-6;
@@ -156,13 +159,16 @@ Expected<CalibrationResult> calibrate_allreduce(const std::vector<TimingSeries>&
     // Candidate limits: the largest message of each size. With one rank count, trying each
     // in turn is trying each split between consecutive sizes: the limit puts every message of
     // that size and the smaller ones under it, and the next size above it.
-    std::set<Bytes> limits;
-    for (const auto& row : rows) limits.insert(static_cast<Bytes>(std::ceil(row.largest)));
-    for (Bytes limit : limits) {
+    std::set<Bytes> limit_set;
+    for (const auto& row : rows) limit_set.insert(static_cast<Bytes>(std::ceil(row.largest)));
+    const std::vector<Bytes> limits(limit_set.begin(), limit_set.end());
+    // The BIC of the fit with a step at limits[k]; the best is kept in `best`.
+    auto try_limit = [&](std::size_t k) {
+      const Bytes limit = limits[k];
       const auto above = [&](double bytes) { return bytes > static_cast<double>(limit); };
       if (limit <= 0 ||
           std::none_of(rows.begin(), rows.end(), [&](const Row& r) { return above(r.largest); })) {
-        continue;
+        return std::numeric_limits<double>::infinity();
       }
       Eigen::MatrixXd a(n, 3);
       a.leftCols(2) = base;
@@ -175,12 +181,36 @@ Expected<CalibrationResult> calibrate_allreduce(const std::vector<TimingSeries>&
         a(i, 2) = rendezvous / row.point.nanos;
       }
       Candidate c = nnls(a, y);
-      if (c.coef(2) <= 0) continue;  // no step after all: the two-parameter fit covers it
+      // No step after all: the two-parameter fit covers it.
+      if (c.coef(2) <= 0) return std::numeric_limits<double>::infinity();
       const double c_bic = bic(c.rss, rows.size(), 4);
       if (c_bic < best_bic) {
         best = c;
         best.eager_limit = limit;
         best_bic = c_bic;
+      }
+      return c_bic;
+    };
+    // Each candidate costs a fit over every row: beyond kMaxStepCandidates of them (the real
+    // logs have a few hundred sizes), every stride-th first, then every one between the neighbours
+    // of the best of those, so that the work stays near linear in the rows.
+    if (limits.size() <= kMaxStepCandidates) {
+      for (std::size_t k = 0; k < limits.size(); ++k) try_limit(k);
+    } else {
+      const std::size_t stride = (limits.size() + kMaxStepCandidates - 1) / kMaxStepCandidates;
+      std::size_t coarse_best = 0;
+      double coarse_bic = std::numeric_limits<double>::infinity();
+      for (std::size_t k = 0; k < limits.size(); k += stride) {
+        const double b = try_limit(k);
+        if (b < coarse_bic) {
+          coarse_bic = b;
+          coarse_best = k;
+        }
+      }
+      const std::size_t lo = coarse_best >= stride ? coarse_best - stride + 1 : 0;
+      const std::size_t hi = std::min(limits.size(), coarse_best + stride);
+      for (std::size_t k = lo; k < hi; ++k) {
+        if (k != coarse_best) try_limit(k);
       }
     }
   }

@@ -3,6 +3,7 @@
 #include "dagsgd/model/io.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +12,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
+#include <tuple>
 #include <vector>
 
 namespace dagsgd::model {
@@ -306,16 +308,109 @@ Expected<void> write_file(const std::string& path, const std::string& content, b
   if (!force && file_exists(path)) {
     return Error{"'" + path + "' exists; use --force to overwrite it"};
   }
-  // A link is replaced, never written through: it may name a file anywhere, or nothing yet.
   struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && ::unlink(path.c_str()) != 0) {
-    return Error{"cannot replace the link '" + path + "': " + std::strerror(errno)};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return Error{"cannot write '" + path + "': it is a directory"};
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Error{"cannot write '" + path + "': " + std::strerror(errno)};
-  out << content;
-  out.close();
-  if (!out) return Error{"cannot write '" + path + "'"};
+  // Written beside and renamed over: rename replaces a link itself, never what it names.
+  const std::string tmp = path + ".dagsgd-tmp-" + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) return Error{"cannot write '" + path + "': " + std::strerror(errno)};
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return Error{"cannot write '" + path + "': " + why};
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return Error{"cannot write '" + path + "': " + why};
+  }
+  return ok();
+}
+
+Expected<void> check_output_path(const std::string& dir, const std::string& relative) {
+  std::string at = dir;
+  std::size_t start = 0;
+  for (std::size_t slash = relative.find('/'); slash != std::string::npos;
+       start = slash + 1, slash = relative.find('/', start)) {
+    const std::string part = relative.substr(start, slash - start);
+    if (part.empty() || part == ".") continue;
+    if (part == "..") return Error{"'" + relative + "' leaves the output folder '" + dir + "'"};
+    at += "/" + part;
+    struct stat st {};
+    if (::lstat(at.c_str(), &st) != 0) return ok();  // not there yet: it will be a folder
+    if (S_ISLNK(st.st_mode)) {
+      return Error{"'" + at + "' is a link: dagsgd writes only inside '" + dir +
+                   "', never through a link; remove it or choose another folder"};
+    }
+    if (!S_ISDIR(st.st_mode)) return Error{"'" + at + "' is not a directory"};
+  }
+  return ok();
+}
+
+Expected<void> write_output_file(const std::string& dir, const std::string& relative,
+                                 const std::string& content, bool force) {
+  DAGSGD_TRY(check_output_path(dir, relative));
+  return write_file(dir + "/" + relative, content, force);
+}
+
+std::size_t remove_stale_outputs(const std::string& dir, const std::string& folder,
+                                 const std::function<bool(const std::string&)>& ours,
+                                 const std::vector<std::string>& keep) {
+  if (!check_output_path(dir, folder.empty() ? "x" : folder + "/x")) return 0;
+  const std::string at = folder.empty() ? dir : dir + "/" + folder;
+  std::error_code ec;
+  std::vector<std::string> stale;
+  for (std::filesystem::directory_iterator it(at, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    struct stat st {};
+    const std::string path = it->path().string();
+    if (::lstat(path.c_str(), &st) != 0 || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))) continue;
+    if (ours(name) && std::find(keep.begin(), keep.end(), name) == keep.end()) {
+      stale.push_back(path);
+    }
+  }
+  std::size_t removed = 0;
+  for (const auto& p : stale) removed += ::unlink(p.c_str()) == 0 ? 1 : 0;
+  return removed;
+}
+
+Expected<void> lock_output_dir(const std::string& dir) {
+  // Folders this process has locked, by device and inode: the descriptors stay open (and the
+  // locks held) until the process ends.
+  // A forked child inherits the list but not the right to the locks: entries carry the pid.
+  static std::vector<std::tuple<pid_t, dev_t, ino_t>> held;
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Error{"cannot open '" + dir + "': " + std::strerror(errno)};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return Error{"cannot open '" + dir + "': " + std::strerror(errno)};
+  }
+  const auto key = std::make_tuple(::getpid(), st.st_dev, st.st_ino);
+  if (std::find(held.begin(), held.end(), key) != held.end()) {
+    ::close(fd);
+    return ok();
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      return Error{"'" + dir +
+                   "' is being written by another dagsgd command; wait for it to finish or "
+                   "give another output folder"};
+    }
+    return Error{"cannot lock '" + dir + "': " + std::strerror(err)};
+  }
+  held.push_back(key);
   return ok();
 }
 

@@ -75,12 +75,26 @@ Expected<OverlapPolicy> parse_overlap(const std::string& s) {
     if (!fusion && comma != std::string::npos && !positive(second, other)) {
       return Error{"overlap '" + s + "': the first bucket must be a positive number of MiB"};
     }
+    // Range-checked before they become integers: a size of 1 byte to 2^30 MiB (1 PiB, above any
+    // model's gradients; the bytes fit int64 many times over), a cycle of 1 ns to kMaxDuration.
+    constexpr double kMiB = 1024.0 * 1024.0;
+    constexpr double kMaxMiB = 1024.0 * 1024.0 * 1024.0;
+    auto size_ok = [&](double v) { return v * kMiB >= 1 && v <= kMaxMiB; };
+    if (!size_ok(mib) || (!fusion && comma != std::string::npos && !size_ok(other))) {
+      return Error{"overlap '" + s + "': a " + (fusion ? "fusion" : "bucket") +
+                   " size must be from 1 byte (" + num(1 / kMiB) + " MiB) to " + num(kMaxMiB) +
+                   " MiB (1 PiB)"};
+    }
+    if (fusion && !(other * 1e6 >= 1 && other * 1e6 < static_cast<double>(kMaxDuration))) {
+      return Error{"overlap '" + s + "': the fusion cycle must be from 1e-06 ms (1 ns) to below " +
+                   num(static_cast<double>(kMaxDuration) / 1e6) + " ms (11.6 days)"};
+    }
     p.kind = fusion ? OverlapPolicy::Kind::kFusion : OverlapPolicy::Kind::kBucket;
-    p.bucket_bytes = std::llround(mib * 1024 * 1024);
+    p.bucket_bytes = std::llround(mib * kMiB);
     if (fusion) {
       p.cycle = std::llround(other * 1e6);
     } else if (comma != std::string::npos) {
-      p.first_bucket_bytes = std::llround(other * 1024 * 1024);
+      p.first_bucket_bytes = std::llround(other * kMiB);
     }
   } else {
     return Error{"unknown overlap policy '" + s +

@@ -158,7 +158,7 @@ Expected<Merged> merge(const Json& doc, const std::string& path, int depth) {
 }
 
 Expected<Merged> merge_file(const std::string& path, int depth) {
-  auto text = read_file(path);
+  auto text = read_file(path, kMaxConfigBytes);
   if (!text) return text.error();
   auto doc = parse_json(*text, path);
   if (!doc) return doc.error();
@@ -389,7 +389,7 @@ Expected<StackSpec> load_stack(const std::string& name_or_path) {
     if (!p) return p.error();
     path = *p;
   }
-  auto text = read_file(path);
+  auto text = read_file(path, kMaxConfigBytes);
   if (!text) return Error{"stack: " + text.error().message};
   auto stack = parse_stack_json(*text, path);
   if (stack && !is_path(name_or_path) && stack->name != name_or_path) {

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <unordered_map>
 #include <utility>
 
 #include "dagsgd/model/check.h"
 #include "dagsgd/model/format.h"
+#include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
 #include "et_def.pb.h"
 
@@ -46,7 +48,7 @@ class Projection {
 
   std::vector<ChakraRank> build() {
     auto order = dag_.dag.topological_order();
-    // A trace DAG is acyclic by construction (build_trace_dag checked it).
+    // build_trace_dag refuses a DAG with a cycle, naming the run.
     DAGSGD_CHECK(order.ok());
     for (TaskId t : *order) place(t);
     for (TaskId t : *order) connect(t);
@@ -221,6 +223,16 @@ std::vector<ChakraRank> chakra_ranks(const trace::ImportedRun& run, const trace:
 }
 
 std::string chakra_file_name(int rank) { return "dagsgd." + std::to_string(rank) + ".et"; }
+
+void remove_stale_chakra_files(const std::string& dir, const std::vector<ChakraRank>& ranks) {
+  std::vector<std::string> keep;
+  for (const auto& r : ranks) keep.push_back(chakra_file_name(r.rank));
+  auto ours = [](const std::string& name) {
+    static const std::regex kName(R"(dagsgd\.\d+\.et)");
+    return std::regex_match(name, kName);
+  };
+  model::remove_stale_outputs(dir, "", ours, keep);
+}
 
 std::string chakra_trace_file(const trace::ImportedRun& run, const trace::TraceDag& dag,
                               const ChakraRank& rank) {

@@ -2,10 +2,12 @@
 // (whatif_report.h); the formats themselves are in whatif_tables.cc, whatif_html.cc and
 // whatif_timelines.cc.
 #include <algorithm>
-#include <filesystem>
+#include <regex>
 #include <utility>
 
 #include "dagsgd/reports/whatif_report.h"
+
+#include "dagsgd/model/io.h"
 
 namespace dagsgd::reports {
 
@@ -64,22 +66,19 @@ std::vector<std::string> whatif_file_names(const sim::Sweep& sweep) {
 }
 
 void remove_stale_timelines(const std::string& dir, const WhatifReport& report) {
-  namespace fs = std::filesystem;
   std::vector<std::string> keep;
   for (std::size_t i = 0; i < report.rows.size(); ++i) {
     if (!report.rows[i].result.timeline.empty()) {
       keep.push_back(timeline_file_name(report.rows[i].scenario, i));
     }
   }
-  std::error_code ec;
-  std::vector<fs::path> stale;
-  for (const auto& e : fs::directory_iterator(fs::path(dir) / "timelines", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.ends_with(".trace.json") && std::find(keep.begin(), keep.end(), name) == keep.end()) {
-      stale.push_back(e.path());
-    }
-  }
-  for (const auto& p : stale) fs::remove(p, ec);
+  model::remove_stale_outputs(dir, "timelines", is_timeline_file_name, keep);
+}
+
+bool is_timeline_file_name(const std::string& name) {
+  // <index>-<fabric>-<gpus>gpus.trace.json, as timeline_file_name writes them.
+  static const std::regex kName(R"(\d+-[A-Za-z0-9._+-]+-\d+gpus\.trace\.json)");
+  return std::regex_match(name, kName);
 }
 
 std::vector<std::pair<std::string, std::string>> whatif_files(const WhatifReport& report,

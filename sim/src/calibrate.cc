@@ -113,14 +113,18 @@ std::vector<model::MeasuredAllreduce> measured_curves(const std::vector<Benchmar
   }
   std::vector<model::MeasuredAllreduce> out;
   for (const auto& [ranks, sizes] : by_ranks) {
-    if (sizes.size() < 2) continue;
+    // A curve prices collectives of two ranks or more, as a fabric file's loader requires.
+    if (sizes.size() < 2 || ranks < 2) continue;
     model::MeasuredAllreduce m;
     m.ranks = ranks;
     bool has_max = true;
     bool has_min = true;
     for (const auto& [bytes, a] : sizes) {
       m.points.emplace_back(bytes, std::llround(a.avg / a.n));
-      m.slowest.push_back(std::llround(a.max / a.n));
+      // Each log's Max is at least its Avg (has_max); the means keep that, and so must the
+      // rounding to nanoseconds.
+      m.slowest.push_back(
+          std::max<model::Nanos>(m.points.back().second, std::llround(a.max / a.n)));
       m.fastest.push_back(
           std::min<model::Nanos>(m.points.back().second, std::llround(a.min / a.n)));
       has_max = has_max && a.has_max;
@@ -222,6 +226,14 @@ Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
       out.fabric.achievable_bandwidth = line;
       out.fabric.nominal_bandwidth = line;
     }
+  }
+  // What calibrate writes must load as --fabric-file loads it (every range of docs/limits.md):
+  // a fit or a log that gives a number outside them is an error here, not a file that fails later.
+  model::HardwareCatalog check;
+  if (auto loads = check.add_fabric_json(model::fabric_to_json(out.fabric), "the fitted entry");
+      !loads) {
+    return model::Error{where_of(logs) + ": the fitted fabric would not load as a fabric file (" +
+                        loads.error().message + ")"};
   }
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dagsgd/model/format.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
 #include "dagsgd/sim/node_type.h"
@@ -116,6 +117,10 @@ constexpr int kMaxBondedLinks = 1024;
 // Far above any real link (NVLink5 is 50 GB/s per link, a whole GPU 900 GB/s), and small
 // enough that bandwidths and nanoseconds cannot overflow.
 constexpr double kMaxLinkGbytesPerS = 1e6;
+// The physical floor: a link type slower than 1 MB/s after its efficiency (8 Mbit/s, slower than
+// any link inside a computer) is a typo, and would make the flow tier crawl through an
+// iteration of days.
+constexpr double kMinLinkGbytesPerS = 1e-3;
 constexpr double kMaxLatencyUs = 1e6;
 
 // Names appear in cluster-wide names ("n3.gpu0") and in Graphviz output.
@@ -154,6 +159,12 @@ Expected<std::map<std::string, LinkType>> parse_link_types(const Json& j) {
     if (!efficiency) return fail(efficiency.error());
     auto latency = f.number("latency_us", 0, false, kMaxLatencyUs);
     if (!latency) return fail(latency.error());
+    if (!(*nominal * *efficiency >= kMinLinkGbytesPerS)) {
+      return fail(Error{"'nominal_gbytes_per_s' (" + model::num(*nominal) + ") x 'efficiency' (" +
+                        model::num(*efficiency) + ") is " + model::num(*nominal * *efficiency) +
+                        " GB/s, below the floor of " + model::num(kMinLinkGbytesPerS) +
+                        " GB/s (1 MB/s) a link may have"});
+    }
     t.bandwidth = *nominal * kBytesPerGbyte * *efficiency;
     t.latency = from_micros(*latency);
     types.emplace(name, t);
@@ -378,7 +389,7 @@ Expected<NodeType> load_node_type(const std::string& name_or_path) {
       return Error{known.error().message + " (or a node type file ending in .json)"};
     }
     const std::string path = topologies_dir() + "/" + name_or_path + ".json";
-    auto text = read_file(path);
+    auto text = read_file(path, model::kMaxConfigBytes);
     if (!text) return Error{"node type: " + text.error().message};
     auto node = parse_node_type_json(*text, path);
     if (node && node->name != name_or_path) {
@@ -387,7 +398,7 @@ Expected<NodeType> load_node_type(const std::string& name_or_path) {
     }
     return node;
   }
-  auto text = read_file(name_or_path);
+  auto text = read_file(name_or_path, model::kMaxConfigBytes);
   if (!text) return Error{"node type: " + text.error().message};
   return parse_node_type_json(*text, name_or_path);
 }

@@ -199,6 +199,14 @@ model::Expected<Run> simulate_once(Simulator& sim, const PredictRequest& req, in
   const int last = dag->iterations() - 1;
   const SsgdSimResult& r = sim.result;
   run.analysis = analyze_iteration(*dag, r, last, 0);
+  // The longest duration dagsgd states (docs/limits.md): beyond it an answer is no answer.
+  if (run.analysis.end - run.analysis.start >= model::kMaxDuration) {
+    return model::Error{"the simulated iteration takes " +
+                        model::num(model::to_seconds(run.analysis.end - run.analysis.start)) +
+                        " s, beyond the " + model::num(model::to_seconds(model::kMaxDuration)) +
+                        " s (11.6 days) dagsgd simulates: a link or fabric is far too slow for "
+                        "this model"};
+  }
   if (*net) {
     run.links = busiest_links(**net, static_cast<double>(run.analysis.start),
                               static_cast<double>(run.analysis.end));

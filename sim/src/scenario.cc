@@ -49,6 +49,12 @@ Expected<std::shared_ptr<const ClusterTopology>> resolve_cluster(const HardwareS
       return Error{"the analytical network model does not use a topology ('" + spec.topology +
                    "'); use the flow model"};
     }
+    // An option that would change nothing is refused, not silently ignored.
+    if (spec.cluster_network != "single-switch") {
+      return Error{"the analytical network model does not use a cluster network ('" +
+                   spec.cluster_network +
+                   "': it prices one switch); give a topology or use the flow model"};
+    }
     return std::shared_ptr<const ClusterTopology>();
   }
   NodeType node;

@@ -90,6 +90,27 @@ Expected<void> check_grid(const SweepGrid& grid) {
       return Error{"top-k fractions must be in [0, 1] (got " + model::num(k) + ")"};
     }
   }
+  // The product of the dimensions, saturating: it is checked before anything is expanded.
+  if (grid.max_points < 1 || grid.max_points > kMaxSweepPoints) {
+    return Error{"sweep: the point limit must be from 1 to " + std::to_string(kMaxSweepPoints) +
+                 " (got " + std::to_string(grid.max_points) + ")"};
+  }
+  std::size_t points = 1;
+  std::string dims;
+  for (std::size_t n : {grid.fabrics.size(), grid.gpus.size(), grid.algorithms.size(),
+                        grid.overlaps.size(), grid.precisions.size(), grid.topks.size()}) {
+    points = points > kMaxSweepPoints ? points : points * n;
+    dims += (dims.empty() ? "" : " x ") + std::to_string(n);
+  }
+  if (points > grid.max_points) {
+    return Error{"sweep: the grid has " +
+                 (points > kMaxSweepPoints ? "more than " + std::to_string(kMaxSweepPoints)
+                                           : std::to_string(points)) +
+                 " points (fabrics x GPU counts x algorithms x overlaps x precisions x top-k: " +
+                 dims + "), more than the limit of " + std::to_string(grid.max_points) +
+                 "; give fewer values, or raise the limit with --max-points (at most " +
+                 std::to_string(kMaxSweepPoints) + ")"};
+  }
   return model::ok();
 }
 

@@ -2,7 +2,8 @@
 # in the `fuzz` preset (clang; tools/fuzz runs them), and in every other build a replay program
 # that ctest runs over the target's seed corpus and regression inputs (label `fuzz`).
 option(DAGSGD_FUZZ "Build the libFuzzer targets (clang only; the fuzz preset sets it)" OFF)
-set(DAGSGD_FUZZ_TARGETS importer manifest network hardware topology osu_log bcaffe_log)
+set(DAGSGD_FUZZ_TARGETS importer manifest network hardware topology osu_log bcaffe_log stack
+    whatif_grid chakra)
 foreach(t ${DAGSGD_FUZZ_TARGETS})
   if(DAGSGD_FUZZ)
     set(exe fuzz_${t})
@@ -20,9 +21,11 @@ foreach(t ${DAGSGD_FUZZ_TARGETS})
     set_tests_properties(fuzz_replay_${t} PROPERTIES LABELS "fuzz")
   endif()
   target_link_libraries(${exe} PRIVATE dagsgd_trace dagsgd_model)
-  if(t STREQUAL "topology")
-    # Node types and the clusters built from them live in sim.
+  if(t STREQUAL "topology" OR t STREQUAL "whatif_grid")
+    # Node types, clusters and sweeps live in sim.
     target_link_libraries(${exe} PRIVATE dagsgd_sim)
+  elseif(t STREQUAL "chakra")
+    target_link_libraries(${exe} PRIVATE dagsgd_reports)
   endif()
   dagsgd_warnings(${exe})
 endforeach()

@@ -74,6 +74,34 @@ TEST(Calibration, FindsTheEagerRendezvousStep) {
   EXPECT_NEAR(r->bandwidth(), 1e9, 1e5);
 }
 
+// A log of thousands of sizes (more step positions than are fitted one by one): the coarse
+// pass and its refinement still find the exact step.
+TEST(Calibration, FindsTheStepAmongThousandsOfSizes) {
+  LinkCost l = link(20'000, 1.0);
+  l.eager_limit = 10'000;
+  l.rendezvous_ns = 40'000;
+  Topology t;
+  t.nodes = 8;
+  t.inter = l;
+  ExchangeConfig c;
+  c.algorithm = "ring";
+  auto m = make_comm_model(t, c);
+  ASSERT_TRUE(m.ok());
+  std::vector<TimingPoint> pts;
+  // 2,000 sizes, 512 bytes apart: ring messages of 64 to 128,000 bytes, 64 apart.
+  for (Bytes b = 512; b <= 2000 * 512; b += 512) {
+    pts.push_back({b, static_cast<double>((*m)->exchange_time(b / 4))});
+  }
+  CalibrationOptions o;
+  o.ranks = 8;
+  auto r = calibrate_allreduce(pts, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->has_step());
+  EXPECT_EQ(r->link.eager_limit, 9984) << "the largest eager message, 156 x 64 bytes";
+  EXPECT_NEAR(r->link.rendezvous_ns, 40'000, 10);
+  EXPECT_NEAR(r->link.alpha_ns, 20'000, 5);
+}
+
 TEST(Calibration, ToleratesNoiseAndReportsIt) {
   auto r = fit_ring(link(30'000, 0.9), 2, 0.02);
   ASSERT_TRUE(r.ok());

@@ -6,11 +6,15 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include "dagsgd/model/calibration.h"
 #include "dagsgd/model/comm_model.h"
+#include "dagsgd/model/io.h"
 #include "dagsgd/model/ssgd.h"
 
 namespace dagsgd::model {
@@ -135,6 +139,25 @@ TEST(Stack, BadFilesNameTheFileAndField) {
   EXPECT_FALSE(load_stack("no-such-stack").ok());
 }
 
+// A stack file is read up to the size of a config file, not of a trace.
+TEST(Stack, FilesAreReadUpToTheConfigLimit) {
+  auto bundled = read_file(std::string(DAGSGD_SOURCE_DIR) + "/datasets/stacks/nccl-2.7-ib.json");
+  ASSERT_TRUE(bundled.ok()) << bundled.error().message;
+  const std::string path =
+      ::testing::TempDir() + "stack-limit-" + std::to_string(::getpid()) + ".json";
+  std::string text = *bundled;
+  text.resize(static_cast<std::size_t>(kMaxConfigBytes), ' ');
+  ASSERT_TRUE(write_file(path, text, true).ok());
+  auto s = load_stack(path);
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  ASSERT_TRUE(write_file(path, text + " ", true).ok());
+  s = load_stack(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(contains(s.error().message, "'" + path + "'")) << s.error().message;
+  EXPECT_TRUE(contains(s.error().message, "1 MiB limit")) << s.error().message;
+  std::remove(path.c_str());
+}
+
 Topology nodes(int n, double alpha_ns, double gbps) {
   Topology t;
   t.nodes = n;
@@ -238,6 +261,37 @@ TEST(Stack, OverlapPoliciesOfFrameworksParse) {
   EXPECT_EQ(f->bucket_bytes, 64 << 20);
   EXPECT_NEAR(static_cast<double>(f->cycle), 5e6, 1);
   EXPECT_FALSE(parse_overlap("fusion:64").ok());
+}
+
+// Every size and cycle of a grouping is range-checked before it becomes an integer: beyond the
+// ranges (1 byte to 2^30 MiB; 1 ns to 1e9 ms) is an error naming the policy, never a wrapped
+// negative size that would be priced as another policy.
+TEST(Stack, OverlapSizesAndCyclesAreRangeChecked) {
+  for (const char* ok : {"bucket:1073741824", "bucket:0.00000096", "bucket:25,1073741824",
+                         "fusion:64,0.000001", "fusion:1073741824,999999999"}) {
+    auto p = parse_overlap(ok);
+    ASSERT_TRUE(p.ok()) << ok << ": " << p.error().message;
+    EXPECT_GT(p->bucket_bytes, 0) << ok;
+    EXPECT_GE(p->first_bucket_bytes, 0) << ok;
+    EXPECT_GE(p->cycle, 0) << ok;
+  }
+  for (const char* bad :
+       {"bucket:1e13", "bucket:1073741825", "bucket:1e-7", "bucket:25,1e300", "fusion:1e13,5",
+        "fusion:64,1e13", "fusion:64,1e-7", "bucket:nan", "fusion:64,inf"}) {
+    auto p = parse_overlap(bad);
+    ASSERT_FALSE(p.ok()) << bad << " gave " << p->name();
+    EXPECT_TRUE(contains(p.error().message, std::string("overlap '") + bad + "'"))
+        << p.error().message;
+  }
+  // A stack file's grouping goes through the same check, named by file and field.
+  auto s = parse_stack_json(
+      R"({"schema": "dagsgd-stack/1", "name": "x", "description": "d", "base": "nccl-2.7-ib",)"
+      R"( "framework": {"name": "f",)"
+      R"( "grouping": {"value": "bucket:1e13", "source": "s"}}})",
+      "big-bucket.json");
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(contains(s.error().message, "big-bucket.json")) << s.error().message;
+  EXPECT_TRUE(contains(s.error().message, "grouping")) << s.error().message;
 }
 
 // The groups `stack`'s framework makes of `layers` (every gradient ready at once).

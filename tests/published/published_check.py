@@ -104,6 +104,24 @@ def bad_input(work):
         ("zero cores", "dlperf-2020",
          lambda d: d["setups"]["dlperf-4x8v100"].update(cpu_cores_per_node=0),
          "'cpu_cores_per_node' must be a positive integer"),
+        # Numbers that are not finite, or beyond any rate, are refused like negative ones.
+        ("NaN value", "tf-benchmarks-2017",
+         lambda d: first(d, "end_to_end").update(value=float("nan")), "NaN"),
+        ("infinite value", "tf-benchmarks-2017",
+         lambda d: first(d, "end_to_end").update(value=float("inf")), "Infinity"),
+        ("huge value", "tf-benchmarks-2017",
+         lambda d: first(d, "end_to_end").update(value=1e300), "'value'"),
+        ("huge node count", "tf-benchmarks-2017",
+         lambda d: first(d, "end_to_end").update(nodes=10 ** 30), "'nodes'"),
+        # Corrupted structure: values of the wrong type, where a name or an object goes.
+        ("point that is not an object", "horovod-readme-2017",
+         lambda d: d["points"].append("junk"), "must be an object"),
+        ("setup that is not an object", "dlperf-2020",
+         lambda d: d["setups"].update(extra=[1, 2]), "must be an object"),
+        ("setup name that is a list", "dlperf-2020",
+         lambda d: first(d, "end_to_end").update(setup=["dlperf-4x8v100"]), "'setup'"),
+        ("gpu that is a number", "dlperf-2020",
+         lambda d: d["setups"]["dlperf-4x8v100"].update(gpu=7), "'gpu'"),
     ]
     for i, (what, source, mutate, needle) in enumerate(cases):
         dst = os.path.join(work, f"case{i}")
@@ -114,6 +132,19 @@ def bad_input(work):
               and len(msg.splitlines()) == 1,
               f"{what}: exit 2 naming the file and the place (got {r.returncode}: {msg!r})",
               failures)
+    # A number beyond double (1e999), which Python's json would read as infinity.
+    dst = os.path.join(work, "overflow")
+    path = broken_copy(dst, "tf-benchmarks-2017",
+                       lambda d: first(d, "end_to_end").update(value=12345.678))
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text.replace("12345.678", "1e999", 1))
+    r = run("--validate-only", "--data", dst)
+    msg = r.stderr.strip()
+    check(r.returncode == 2 and "1e999" in msg and os.path.basename(path) in msg
+          and len(msg.splitlines()) == 1,
+          f"1e999: exit 2 naming the file (got {r.returncode}: {msg!r})", failures)
     # The pipeline catalog itself: a rate without its source is refused, naming the entry.
     dst = os.path.join(work, "pipelines")
     broken_copy(dst, "dlperf-2020", lambda d: None)

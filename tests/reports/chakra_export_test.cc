@@ -244,5 +244,30 @@ TEST(ChakraExport, FilesAreLengthDelimitedMessages) {
   std::filesystem::remove_all(dir);
 }
 
+// --force replaces only what export writes: the .et files of ranks an earlier, larger export
+// wrote go; other files stay, and so does every other folder.
+TEST(ChakraExport, ForceRemovesOnlyStaleTraceFiles) {
+  namespace fs = std::filesystem;
+  const std::string dir = dagsgd::testing::fresh_test_dir("dagsgd-chakra-stale");
+  const std::string elsewhere = dir + "-elsewhere";
+  fs::remove_all(elsewhere);
+  fs::create_directories(elsewhere);
+  for (const char* f : {"dagsgd.0.et", "dagsgd.1.et", "dagsgd.2.et", "mine.et", "dagsgd.x.et"}) {
+    ASSERT_TRUE(model::write_file(dir + "/" + f, "x", false).ok());
+    ASSERT_TRUE(model::write_file(elsewhere + "/" + f, "x", false).ok());
+  }
+  std::vector<ChakraRank> two(2);
+  two[1].rank = 1;
+  remove_stale_chakra_files(dir, two);
+  EXPECT_TRUE(fs::exists(dir + "/dagsgd.0.et"));
+  EXPECT_TRUE(fs::exists(dir + "/dagsgd.1.et"));
+  EXPECT_FALSE(fs::exists(dir + "/dagsgd.2.et"));
+  EXPECT_TRUE(fs::exists(dir + "/mine.et"));
+  EXPECT_TRUE(fs::exists(dir + "/dagsgd.x.et"));
+  EXPECT_TRUE(fs::exists(elsewhere + "/dagsgd.2.et"));
+  fs::remove_all(elsewhere);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace dagsgd::reports

@@ -92,6 +92,10 @@ TEST(TopologyFiles, ErrorsNameTheFileAndThePlace) {
        "'nominal_gbytes_per_s' must be a number > 0 and <= 1e+06, got 1e+300"},
       {with_pcie3("1e400", "0.8", "0.5"), "not valid JSON"},
       {with_pcie3("16", "1.5", "0.5"), "'efficiency' must be a number > 0 and <= 1, got 1.5"},
+      {with_pcie3("1e-12", "1", "0.5"),
+       "link_types.pcie3: 'nominal_gbytes_per_s' (1e-12) x 'efficiency' (1) is 1e-12 GB/s, below "
+       "the floor of 0.001 GB/s"},
+      {with_pcie3("0.002", "0.4", "0.5"), "is 0.0008 GB/s, below the floor"},
       {with_pcie3("16", "0.5", "-1"), "'latency_us' must be a number >= 0 and <= 1e+06, got -1"},
       {node_json("", "", "",
                  pcie3(R"("nominal_gbytes_per_s": 16, "efficiency": 0.5, "latency_us": 1)")),
@@ -115,6 +119,24 @@ TEST(TopologyFiles, ErrorsNameTheFileAndThePlace) {
     EXPECT_NE(msg.find(c.expected), std::string::npos)
         << "expected: " << c.expected << "\n     got: " << msg;
   }
+}
+
+// The floor holds at its value, and a file is read only up to the size of a config file.
+TEST(TopologyFiles, LinkFloorAndConfigFileSize) {
+  EXPECT_EQ(error_of(with_pcie3("0.001", "1", "0.5")), "(no error)");
+  EXPECT_EQ(error_of(with_pcie3("0.01", "0.1", "0.5")), "(no error)");
+  const std::string path = ::testing::TempDir() + "node-" + std::to_string(::getpid()) + ".json";
+  std::string text = node_json();
+  text.resize(static_cast<std::size_t>(model::kMaxConfigBytes), ' ');
+  ASSERT_TRUE(write_file(path, text, true).ok());
+  auto n = load_node_type(path);
+  EXPECT_TRUE(n.ok()) << n.error().message;
+  ASSERT_TRUE(write_file(path, text + " ", true).ok());
+  n = load_node_type(path);
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().message.find("'" + path + "'"), std::string::npos) << n.error().message;
+  EXPECT_NE(n.error().message.find("1 MiB limit"), std::string::npos) << n.error().message;
+  std::remove(path.c_str());
 }
 
 TEST(TopologyFiles, NearestNicsAreSpreadOverEquidistantOnes) {

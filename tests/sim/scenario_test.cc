@@ -12,6 +12,33 @@ namespace {
 
 using dagsgd::testing::contains;
 
+// Options that would change nothing in the chosen configuration are refused, not ignored: a
+// cluster network or a topology under the analytical model, whichever of them is given.
+TEST(Scenario, NetworkOptionsTheModelWouldIgnoreAreRefused) {
+  for (const char* net : {"fat-tree:1000:1", "rail", "fat-tree:2"}) {
+    HardwareSpec spec{4, 8, "nvlink2", "ib-edr"};
+    spec.cluster_network = net;
+    for (const char* model : {"auto", "analytic"}) {
+      spec.network_model = model;
+      auto h = resolve_hardware(spec, testing::bundled_catalogs());
+      ASSERT_FALSE(h.ok()) << net << " " << model;
+      EXPECT_TRUE(contains(h.error().message, std::string("cluster network ('") + net + "'"))
+          << h.error().message;
+    }
+    spec.network_model = "flow";
+    auto h = resolve_hardware(spec, testing::bundled_catalogs());
+    EXPECT_TRUE(h.ok()) << net << ": " << h.error().message;
+    spec.network_model = "auto";
+    spec.topology = "dgx1-v100";
+    h = resolve_hardware(spec, testing::bundled_catalogs());
+    EXPECT_TRUE(h.ok()) << net << ": " << h.error().message;
+  }
+  HardwareSpec plain{4, 8, "nvlink2", "ib-edr"};
+  plain.network_model = "analytic";
+  plain.topology = "dgx1-v100";
+  EXPECT_FALSE(resolve_hardware(plain, testing::bundled_catalogs()).ok());
+}
+
 TEST(Scenario, UnknownNamesListTheValidOnes) {
   auto h = resolve_hardware({1, 4, "pcie9", "10gbe"}, testing::bundled_catalogs());
   ASSERT_FALSE(h.ok());

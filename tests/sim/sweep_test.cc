@@ -59,6 +59,35 @@ TEST(SweepGrid, BadInputIsNamed) {
   EXPECT_FALSE(expand_grid(g, testing::bundled_catalogs().hardware).ok());
 }
 
+// The work budget: a grid larger than max_points is refused before it is expanded, with the
+// dimensions, the limit and how to raise it; a product that overflows size_t is refused too.
+TEST(SweepGrid, PointBudgetRefusesBeforeExpanding) {
+  auto g = small_grid();  // 3 x 3 x 1 x 1 x 2 x 1 = 18 points
+  g.max_points = 18;
+  EXPECT_TRUE(expand_grid(g, testing::bundled_catalogs().hardware).ok());
+  g.max_points = 17;
+  auto s = expand_grid(g, testing::bundled_catalogs().hardware);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("18 points"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("limit of 17"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("--max-points"), std::string::npos) << s.error().message;
+  // 2^16 values in each of four dimensions: 2^64 points, which a size_t product would wrap.
+  g = small_grid();
+  g.max_points = kMaxSweepPoints;
+  g.topks.assign(1U << 16, 0.0);
+  g.algorithms.assign(1U << 16, "ring");
+  g.overlaps.assign(1U << 16, "wfbp");
+  g.precisions.assign(1U << 16, "fp32");
+  s = expand_grid(g, testing::bundled_catalogs().hardware);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("more than " + std::to_string(kMaxSweepPoints) + " points"),
+            std::string::npos)
+      << s.error().message;
+  g = small_grid();
+  g.max_points = 0;
+  EXPECT_FALSE(expand_grid(g, testing::bundled_catalogs().hardware).ok());
+}
+
 TEST(SweepGrid, TimelinePerFabricAtTheLargestGpuCount) {
   auto s = expand_grid(small_grid(), testing::bundled_catalogs().hardware);
   ASSERT_TRUE(s.ok());

@@ -126,6 +126,40 @@ TEST(WhatifCli, OutputPathsThatAreNotWhatTheyShouldBe) {
   fs::remove_all(dir);
 }
 
+// --force replaces only what whatif writes, and only inside --out: a timelines folder that is a
+// link to elsewhere is refused before anything is written or removed, and a user's own
+// *.trace.json beside the timelines is kept.
+TEST(WhatifCli, ForceNeverReachesOutsideOut) {
+  const std::string small =
+      "whatif --network alexnet --batch 64 --gpu v100 --fabrics 10gbe --gpus 1,8 "
+      "--gpus-per-node 4 --force --out ";
+  const std::string dir = fresh_dir("outside");
+  const std::string elsewhere = dir + "-elsewhere";
+  fs::create_directories(dir);
+  fs::create_directories(elsewhere);
+  std::ofstream(elsewhere + "/mine.trace.json") << "mine";
+  std::ofstream(elsewhere + "/3-10gbe-64gpus.trace.json") << "also mine";
+  fs::create_directory_symlink(elsewhere, dir + "/timelines");
+  auto r = run_cli(small + dir);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("timelines' is a link"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(elsewhere + "/mine.trace.json"), "mine");
+  EXPECT_EQ(slurp(elsewhere + "/3-10gbe-64gpus.trace.json"), "also mine");
+  EXPECT_FALSE(fs::exists(dir + "/report.html"));
+
+  fs::remove(dir + "/timelines");
+  fs::create_directories(dir + "/timelines");
+  std::ofstream(dir + "/timelines/mine.trace.json") << "mine";
+  r = run_cli(small + dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(slurp(dir + "/timelines/mine.trace.json"), "mine") << "not a name whatif writes";
+  for (const auto& e : fs::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().string().find(".dagsgd-tmp-"), std::string::npos) << e.path();
+  }
+  fs::remove_all(dir);
+  fs::remove_all(elsewhere);
+}
+
 TEST(WhatifCli, SameInputSameBytes) {
   const std::string a = fresh_dir("a");
   const std::string b = fresh_dir("b");

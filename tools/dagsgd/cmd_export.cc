@@ -27,6 +27,7 @@ int run_export(const ExportFlags& o) {
   files.reserve(ranks.size());
   for (const auto& r : ranks) files.push_back(reports::chakra_file_name(r.rank));
   if (int rc = prepare_outputs(o.out, files, o.force); rc != kExitOk) return rc;
+  if (o.force) reports::remove_stale_chakra_files(o.out, ranks);
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const std::string bytes = reports::chakra_trace_file((*w)->run(), dag, ranks[i]);
     if (int rc = write_output(o.out, files[i], bytes, true); rc != kExitOk) return rc;

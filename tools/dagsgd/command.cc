@@ -151,6 +151,9 @@ int prepare_outputs(const std::string& dir, const std::vector<std::string>& file
   }
   for (const auto& f : files) {
     const fs::path path = fs::path(dir) / f;
+    if (auto inside = model::check_output_path(dir, f); !inside) {
+      return report_error(inside.error().message);
+    }
     if (!force && model::file_exists(path.string())) {
       return report_error("'" + path.string() + "' exists; use --force to overwrite");
     }
@@ -164,12 +167,13 @@ int prepare_outputs(const std::string& dir, const std::vector<std::string>& file
       return report_error("cannot create '" + folder.string() + "': " + ec.message(), kExitFailure);
     }
   }
-  return kExitOk;
+  auto lock = model::lock_output_dir(dir);
+  return lock ? kExitOk : report_error(lock.error().message);
 }
 
 int write_output(const std::string& dir, const std::string& name, const std::string& content,
                  bool force) {
-  auto w = model::write_file((std::filesystem::path(dir) / name).string(), content, force);
+  auto w = model::write_output_file(dir, name, content, force);
   return w ? kExitOk : report_error(w.error().message, kExitFailure);
 }
 

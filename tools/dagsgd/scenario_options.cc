@@ -170,6 +170,10 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
         ->check(fraction())
         ->delimiter(',')
         ->capture_default_str();
+    app.add_option("--max-points", f.grid.max_points,
+                   "Refuse a grid of more points than this (the product of the lists above)")
+        ->check(whole_number(1, static_cast<long>(sim::kMaxSweepPoints)))
+        ->capture_default_str();
     return;
   }
   app.add_option("--algorithm", f.exchange.algorithm,

@@ -115,6 +115,8 @@ class FileParser final : public EventSink {
         return model::Error{where + ": not a trace (the top level is not a JSON object)"};
       case WalkStatus::kEventsNotArray:
         return model::Error{where + ": not a trace ('traceEvents' is not an array)"};
+      case WalkStatus::kTrailing:
+        return model::Error{where + detail::kTrailingJson};
       case WalkStatus::kStopped:
         return model::Error{stop_};
     }
@@ -251,6 +253,15 @@ class FileParser final : public EventSink {
       world_size_set_ = true;
     }
     return true;
+  }
+
+  void info_not_int(InfoField f, std::string_view token) override {
+    // The token as written, at most 40 bytes of it (it may be a long string).
+    const std::string shown(token.substr(0, 40));
+    stop_ = *where_ + ": 'distributedInfo." + (f == InfoField::kRank ? "rank" : "world_size") +
+            "' is " + shown + ": not a whole number from " +
+            (f == InfoField::kRank ? "0 to " + std::to_string(kMaxRanks - 1)
+                                   : "1 to " + std::to_string(kMaxRanks));
   }
 
   void info_string(InfoField f, std::string_view s) override {

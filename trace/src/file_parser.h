@@ -15,6 +15,8 @@ namespace dagsgd::trace::detail {
 
 // The error of a text simdjson would not read; import_trace_text replaces it with the position.
 inline constexpr const char* kNotJson = ": not JSON";
+// The Error message suffix (after the file's name) of a text with JSON after its root object.
+inline constexpr const char* kTrailingJson = ": JSON after the trace's object";
 
 // Reads `text` (`where` in messages) with `kernel`'s walk, `window` bytes of traceEvents at a
 // time, on two threads from the ',' at `split` (0: one walk), into `rank` and `report` (both as

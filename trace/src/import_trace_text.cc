@@ -37,6 +37,36 @@ model::Error invalid_json(std::string_view text, const std::string& where,
   return model::Error{where + ": " + what + ": " + syntax};
 }
 
+// Where JSON resumes after the text's first complete value (outside strings, brackets back to
+// depth 0), or npos when the value runs to the end (a cut text) or only whitespace follows.
+std::size_t trailing_json_at(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      const std::size_t next = text.find_first_not_of(" \t\r\n", i + 1);
+      return next;  // npos when only whitespace follows
+    }
+  }
+  return std::string_view::npos;
+}
+
 // A cut that is not our writer's one-event-per-line layout: close the array after the last
 // event that still parses.
 std::optional<std::string> generic_repair(const std::string& text) {
@@ -130,7 +160,11 @@ model::Expected<ImportedRank> import_trace_text(model::FileText text, const std:
     return detail::read_trace_events(t, where, *k, window, split, rank, rep, seen, inside);
   };
   const std::string not_json = where + kNotJson;
+  const std::string trailing = where + detail::kTrailingJson;
   auto positioned = [&](const model::Error& e) {
+    if (e.message == trailing) {
+      return invalid_json(text.view(), where, "a second JSON document after the trace");
+    }
     return e.message == not_json ? invalid_json(text.view(), where, "not valid JSON") : e;
   };
   ImportedRank rank;
@@ -138,10 +172,18 @@ model::Expected<ImportedRank> import_trace_text(model::FileText text, const std:
   bool seen = false;
   auto first = attempt(text, rank, report, inside, seen);
   if (first && !inside) return rank;
+  // The events read to their end and then an error (a value out of range after them, a second
+  // document): the text is whole, nothing to repair.
+  if (!first && !inside && seen) return positioned(first.error());
   // Not a trace at all: no traceEvents array opened.
   if (text.view().find("\"traceEvents\"") == std::string_view::npos) {
     if (!first) return positioned(first.error());
     return model::Error{where + ": not a trace (no 'traceEvents' array)"};
+  }
+  // A whole JSON value and more after it is not a cut tail: named, not repaired away.
+  if (const std::size_t at = trailing_json_at(text.view()); at != std::string_view::npos) {
+    return model::Error{where + ": a second JSON document after the trace: " +
+                        model::text_position(text.view(), at)};
   }
   // (the repairs read a string: a mapped text is copied on this path only)
   const std::string whole(text.view());

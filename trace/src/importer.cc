@@ -208,6 +208,27 @@ model::Expected<void> check_time_span(const ImportedRun& run) {
   return model::ok();
 }
 
+bool is_directory_quiet(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+bool exists_quiet(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
+
+// A path that exists as a link but cannot be followed (a loop, too many levels, a component
+// that is not a folder): an Error naming it. A path that does not exist is left to the reader.
+model::Expected<void> check_path_resolves(const std::string& path) {
+  std::error_code ec;
+  (void)fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+    return model::Error{"cannot read '" + path + "': " + ec.message()};
+  }
+  return model::ok();
+}
+
 // The traces a run directory's manifest names (read_manifest keeps them inside the directory):
 // its list, else rank-<r>.trace.json[.gz] for each of its ranks.
 std::vector<std::string> manifest_trace_files(const fs::path& dir, const RunManifest& m) {
@@ -216,7 +237,7 @@ std::vector<std::string> manifest_trace_files(const fs::path& dir, const RunMani
   if (!files.empty()) return files;
   for (int r = 0; r < m.ranks; ++r) {
     fs::path p = dir / rank_trace_name(r);
-    if (!fs::exists(p) && fs::exists(p.string() + ".gz")) p = p.string() + ".gz";
+    if (!exists_quiet(p) && exists_quiet(p.string() + ".gz")) p = p.string() + ".gz";
     files.push_back(p.string());
   }
   return files;
@@ -276,7 +297,8 @@ model::Expected<void> check_dagsgd_traces_have_manifest(const ImportedRun& run) 
 model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
                                         const ImportOptions& options) {
   if (paths.empty()) return model::Error{"no trace given"};
-  if (paths.size() > 1 || !fs::is_directory(paths[0])) {
+  DAGSGD_TRY(check_path_resolves(paths[0]));
+  if (paths.size() > 1 || !is_directory_quiet(paths[0])) {
     auto dir = run_directory_of(paths);
     if (!dir) return dir.error();
     if (*dir) return import_run({**dir}, options);
@@ -285,9 +307,13 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
   run.path = paths[0];
   std::vector<std::string> files;
   std::string manifest_path;
-  if (paths.size() == 1 && fs::is_directory(paths[0])) {
+  // Every look at the file system takes an error code: a link loop or an unreadable folder is
+  // bad input, named, not a filesystem_error thrown through the caller.
+  DAGSGD_TRY(check_path_resolves(paths[0]));
+  if (paths.size() == 1 && is_directory_quiet(paths[0])) {
     const fs::path dir(paths[0]);
-    if (fs::exists(dir / kManifestName)) {
+    DAGSGD_TRY(check_path_resolves((dir / kManifestName).string()));
+    if (exists_quiet(dir / kManifestName)) {
       manifest_path = (dir / kManifestName).string();
       auto m = read_manifest(dir.string());
       if (!m) return m.error();
@@ -309,9 +335,13 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
       run.manifest = std::move(*m);
     } else {
       std::error_code ec;
-      for (const auto& ent : fs::directory_iterator(dir, ec)) {
-        if (ent.is_regular_file() && is_trace_file(ent.path())) files.push_back(ent.path());
+      for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        std::error_code type_ec;
+        if (it->is_regular_file(type_ec) && is_trace_file(it->path())) {
+          files.push_back(it->path());
+        }
       }
+      if (ec) return model::Error{"cannot list '" + paths[0] + "': " + ec.message()};
       std::sort(files.begin(), files.end());
       if (files.empty()) {
         return model::Error{"'" + paths[0] +
@@ -321,7 +351,8 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
     }
   } else {
     for (const auto& p : paths) {
-      if (fs::is_directory(p)) {
+      DAGSGD_TRY(check_path_resolves(p));
+      if (is_directory_quiet(p)) {
         return model::Error{"'" + p + "': give either one directory or a list of trace files"};
       }
       files.push_back(p);

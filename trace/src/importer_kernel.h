@@ -61,6 +61,9 @@ class EventSink {
   virtual void not_an_object(const char* type) = 0;
   // False stops the walk (the value is out of range: the import fails).
   virtual bool info_int(InfoField f, std::int64_t x) = 0;
+  // A rank or world size that is not an integer dagsgd can hold (`token`: its JSON text); the
+  // walk stops, and the import fails naming it.
+  virtual void info_not_int(InfoField f, std::string_view token) = 0;
   virtual void info_string(InfoField f, std::string_view s) = 0;
   virtual void base_time(std::int64_t ns) = 0;
   // Forget everything handed over so far: the walk starts again over the whole text.
@@ -72,7 +75,8 @@ enum class WalkStatus : std::uint8_t {
   kNotJson,         // simdjson would not start (or failed before traceEvents)
   kNotObject,       // the top level is not an object
   kEventsNotArray,  // traceEvents is not an array
-  kStopped,         // EventSink::info_int refused a value
+  kTrailing,        // more JSON after the root object (a second document, or a stray value)
+  kStopped,         // EventSink::info_int refused a value, or info_not_int was told one
 };
 
 struct WalkResult {

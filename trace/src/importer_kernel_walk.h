@@ -205,10 +205,20 @@ inline bool read_args(od::object& args, RawEvent& e) {
     std::int64_t x = 0;
     // Numbers that land in int32 fields or feed byte counts: beyond their range the event is
     // a counted problem, not a silently truncated value.
-    auto fits = [&](std::int64_t lo, std::int64_t hi) {
-      if (x >= lo && x <= hi) return true;
+    auto out_of_range = [&] {
       if (!e.bad_args) e.bad_arg = k;
       e.bad_args = true;
+      return false;
+    };
+    auto fits = [&](std::int64_t lo, std::int64_t hi) {
+      return (x >= lo && x <= hi) || out_of_range();
+    };
+    // Such a field read into `x`: a number beyond int64 (1e20) is counted as out of range too;
+    // a value that is not a number at all is skipped, as before.
+    auto int_fits = [&](std::int64_t lo, std::int64_t hi) {
+      const std::string_view tok = v.raw_json_token();
+      if (value_int(v, x)) return fits(lo, hi);
+      if (!tok.empty() && (tok[0] == '-' || (tok[0] >= '0' && tok[0] <= '9'))) out_of_range();
       return false;
     };
     // By length first: most keys (Kineto's "External id", "Input Dims", ...) match nothing.
@@ -224,40 +234,40 @@ inline bool read_args(od::object& args, RawEvent& e) {
         if (k == "block") {
           value_array_text(v, e.block);
         } else if (k == "bytes") {
-          if (value_int(v, x) && fits(-1, kMaxEventBytes)) e.bytes = x;
+          if (int_fits(-1, kMaxEventBytes)) e.bytes = x;
         } else if (k == "phase") {
           value_string(v, e.phase);
         } else if (k == "layer") {
-          if (value_int(v, x) && fits(-1, kInt32Max)) e.layer = x;
+          if (int_fits(-1, kInt32Max)) e.layer = x;
         } else if (k == "dtype") {
           value_string(v, e.dtype);
         }
         break;
       case 6:
         if (k == "bucket") {
-          if (value_int(v, x) && fits(-1, kInt32Max)) e.bucket = x;
+          if (int_fits(-1, kInt32Max)) e.bucket = x;
         } else if (k == "device") {
-          if (value_int(v, x) && fits(-1, kInt32Max)) e.device = x;
+          if (int_fits(-1, kInt32Max)) e.device = x;
         } else if (k == "stream") {
           if (value_int(v, x)) e.stream = x;
         }
         break;
       case 9:
         if (k == "iteration") {
-          if (value_int(v, x) && fits(-1, kInt32Max)) e.iteration = x;
+          if (int_fits(-1, kInt32Max)) e.iteration = x;
         } else if (k == "algorithm") {
           value_string(v, e.algorithm);
         } else if (k == "comm_size") {
-          if (value_int(v, x) && fits(0, kMaxRanks)) e.group_size = x;
+          if (int_fits(0, kMaxRanks)) e.group_size = x;
         }
         break;
       case 10:
         if (k == "collective") {
           value_string(v, e.collective);
         } else if (k == "Group size") {
-          if (value_int(v, x) && fits(0, kMaxRanks)) e.group_size = x;
+          if (int_fits(0, kMaxRanks)) e.group_size = x;
         } else if (k == "world_size") {
-          if (value_int(v, x) && fits(1, kMaxRanks)) e.world_size = x;
+          if (int_fits(1, kMaxRanks)) e.world_size = x;
         }
         break;
       case 11:
@@ -274,14 +284,14 @@ inline bool read_args(od::object& args, RawEvent& e) {
         break;
       case 13:
         if (k == "In msg nelems") {
-          if (value_int(v, x) && fits(-1, kMaxEventBytes / 8)) e.nelems = x;
+          if (int_fits(-1, kMaxEventBytes / 8)) e.nelems = x;
         }
         break;
       case 14:
         if (k == "wait_on_stream") {
-          if (value_int(v, x) && fits(-2, kInt32Max)) e.wait_stream = x;
+          if (int_fits(-2, kInt32Max)) e.wait_stream = x;
         } else if (k == "Out msg nelems") {
-          if (value_int(v, x) && fits(-1, kMaxEventBytes / 8)) e.out_nelems = x;
+          if (int_fits(-1, kMaxEventBytes / 8)) e.out_nelems = x;
         }
         break;
       case 15:
@@ -428,10 +438,15 @@ inline bool walk_info(od::object info, EventSink& sink) {
     od::value v = f.value();
     std::int64_t x = 0;
     std::string_view s;
-    if (k == "rank" && value_int(v, x)) {
-      if (!sink.info_int(InfoField::kRank, x)) return false;
-    } else if (k == "world_size" && value_int(v, x)) {
-      if (!sink.info_int(InfoField::kWorldSize, x)) return false;
+    if (k == "rank" || k == "world_size") {
+      const InfoField which = k == "rank" ? InfoField::kRank : InfoField::kWorldSize;
+      // Taken before the value is read: a number that does not fit leaves it unreadable.
+      const std::string_view token = trim_token(v.raw_json_token());
+      if (!value_int(v, x)) {
+        sink.info_not_int(which, token);
+        return false;
+      }
+      if (!sink.info_int(which, x)) return false;
     } else if (k == "backend" && value_string(v, s)) {
       sink.info_string(InfoField::kBackend, s);
     } else if (k == "run_id" && value_string(v, s)) {
@@ -459,11 +474,13 @@ inline WalkResult walk(od::parser& parser, const char* text, std::size_t size, s
     r.status = WalkStatus::kNotObject;
     return r;
   }
+  bool whole_root = true;  // the root object read to its '}'
   for (auto field_r : root) {
     od::field field;
     std::string_view key;
     if (std::move(field_r).get(field) || !key_of(field, key)) {
       r.failed_inside = r.events_seen;
+      whole_root = false;
       break;
     }
     if (key == "traceEvents") {
@@ -475,6 +492,7 @@ inline WalkResult walk(od::parser& parser, const char* text, std::size_t size, s
       r.events_seen = true;
       if (!walk_events(arr, sink)) {
         r.failed_inside = true;
+        whole_root = false;
         break;
       }
     } else if (key == "distributedInfo") {
@@ -490,6 +508,10 @@ inline WalkResult walk(od::parser& parser, const char* text, std::size_t size, s
       if (value_int(v, x)) sink.base_time(x);
     }
   }
+  // The root object read to its end: anything after it is a second document (simdjson would
+  // leave it unread). A root that broke off is a cut tail or bad JSON, not this.
+  const char* after = nullptr;
+  if (whole_root && !doc.current_location().get(after)) r.status = WalkStatus::kTrailing;
   return r;
 }
 

@@ -122,6 +122,12 @@ model::Expected<TraceDag> build_trace_dag(const ImportedRun& run) {
   }
   out.traced_algorithm = traced_algorithm(run);
   out.dag.finalize();
+  // Flows, launches and syncs whose times contradict each other (a kernel launched after the
+  // sync that waits for it) can close a loop; every consumer (replay, export) needs an order.
+  if (auto order = out.dag.topological_order(); !order) {
+    return model::Error{"'" + run.path + "': " + order.error().message +
+                        " (the trace's launches, flows and syncs contradict each other)"};
+  }
   return out;
 }
 

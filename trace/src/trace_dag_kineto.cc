@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "dagsgd/model/ssgd.h"
 #include "trace_dag_builder.h"
 
 namespace dagsgd::trace::detail {
@@ -115,7 +116,7 @@ class KinetoBuilder : public Builder {
       build_host_threads(ri, scan);
       build_streams(ri, scan);
       link_stream_waits(ri);
-      link_syncs(ri);
+      DAGSGD_TRY(link_syncs(ri));
     }
     join_collectives();
     emit_edges();
@@ -444,7 +445,7 @@ class KinetoBuilder : public Builder {
 
   // Synchronizations: the host call waits for the last op launched before it on the stream
   // (stream sync), on every stream (device/context sync), or before the event's record.
-  void link_syncs(std::size_t ri) {
+  model::Expected<void> link_syncs(std::size_t ri) {
     const auto& rank = run_.ranks[ri];
     const auto& stream_ops = stream_ops_[ri];
     std::unordered_map<std::int64_t, const ImportedEvent*> sync_records;
@@ -453,11 +454,28 @@ class KinetoBuilder : public Builder {
         sync_records[e.correlation] = &e;
       }
     }
+    // Device syncs wait for every stream; a thread's device syncs follow each other in program
+    // order, so each needs edges only from the streams that launched since the thread's
+    // previous one (the rest it already waits for through that one). Edges stay linear in the
+    // ops, not syncs x streams. `launches`: every op's (launch time, stream), in time order.
+    std::vector<std::pair<Nanos, std::int64_t>> launches;
+    for (const auto& [sid, v] : stream_ops) {
+      for (const auto& op : v) launches.emplace_back(op.first, sid);
+    }
+    std::sort(launches.begin(), launches.end());
+    struct DeviceSync {
+      Nanos at = 0;
+      Nanos awaited_end = -1;  // what it and the ones before it waited for, at the latest
+    };
+    std::unordered_map<std::int64_t, DeviceSync> last_device_sync;  // by thread
+    std::vector<std::int64_t> new_streams;
     for (const auto& sc : sync_calls_) {
       if (sc.rank != ri) continue;
       const auto& call = rank.events[sc.event];
       const auto& info = out_.tasks[static_cast<std::size_t>(sc.task)];
       std::vector<TaskId> awaited;
+      Nanos carried_end = -1;
+      bool device = false;
       auto last_before = [&](std::int64_t sid, Nanos t) {
         auto it = stream_ops.find(sid);
         if (it == stream_ops.end()) return;
@@ -476,13 +494,36 @@ class KinetoBuilder : public Builder {
                                               : info.measured_start;
         last_before(rec->wait_on_stream, when);
       } else {
-        for (const auto& [sid, v] : stream_ops) last_before(sid, info.measured_start);
+        device = true;
+        const Nanos at = info.measured_start;
+        auto prev = last_device_sync.find(call.tid);
+        if (prev == last_device_sync.end() || prev->second.at > at) {
+          for (const auto& [sid, v] : stream_ops) last_before(sid, at);
+        } else {
+          auto lo = std::upper_bound(launches.begin(), launches.end(),
+                                     std::make_pair(prev->second.at, INT64_MAX));
+          auto hi = std::upper_bound(lo, launches.end(), std::make_pair(at, INT64_MAX));
+          new_streams.clear();
+          for (; lo != hi; ++lo) new_streams.push_back(lo->second);
+          std::sort(new_streams.begin(), new_streams.end());
+          new_streams.erase(std::unique(new_streams.begin(), new_streams.end()), new_streams.end());
+          for (std::int64_t sid : new_streams) last_before(sid, at);
+          carried_end = prev->second.awaited_end;
+        }
       }
-      Nanos awaited_end = -1;
+      Nanos awaited_end = carried_end;
       for (TaskId a : awaited) {
         const auto& ai = out_.tasks[static_cast<std::size_t>(a)];
         awaited_end = std::max(awaited_end, ai.measured_start + ai.measured_dur);
         extra_edges_.push_back({a, sc.task, EdgeKind::kData});
+      }
+      if (device) last_device_sync[call.tid] = {info.measured_start, awaited_end};
+      // The work budget: device syncs on many threads each wait for every stream.
+      if (extra_edges_.size() > static_cast<std::size_t>(model::kMaxDagEdges)) {
+        return model::Error{"'" + rank.file + "': its synchronizations wait for more than " +
+                            std::to_string(model::kMaxDagEdges) +
+                            " GPU operations in all, more than a task graph dagsgd builds "
+                            "may hold (docs/limits.md)"};
       }
       if (awaited_end >= 0) {
         // Only the part of the call after the awaited work finished is the call's own time.
@@ -491,6 +532,7 @@ class KinetoBuilder : public Builder {
             end - std::max(awaited_end, info.measured_start), 0, info.measured_dur);
       }
     }
+    return model::ok();
   }
 
   // The k-th collective of every rank is one collective: a join task ends when the last rank

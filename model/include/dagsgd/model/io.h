@@ -3,8 +3,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dagsgd/model/expected.h"
 
@@ -16,6 +18,10 @@ inline constexpr std::int64_t kMaxTraceBytes = std::int64_t{2} << 30;
 // Everything parsed into a JSON DOM or line by line (networks, catalogs, fabric files,
 // manifests, logs): 64 MiB, 100 times the largest such file dagsgd has met.
 inline constexpr std::int64_t kMaxDocumentBytes = std::int64_t{64} << 20;
+// Configuration written by hand and parsed into a JSON DOM (several times the text) with
+// per-entry structures: stack files and node-type (topology) files. 1 MiB, 130 times the largest
+// bundled one (8 kB); a DOM of 1 MiB peaks near 20 MiB, where 64 MiB ones reach a gigabyte.
+inline constexpr std::int64_t kMaxConfigBytes = std::int64_t{1} << 20;
 // Gzip: inflating stops once the output is more than this many times the compressed bytes
 // consumed so far (real traces compress 5-20x; a bomb of repeated bytes about 1000x) ...
 inline constexpr double kMaxGzipRatio = 100;
@@ -67,8 +73,33 @@ class FileText {
 Expected<FileText> read_file_text(const std::string& path, std::int64_t max_bytes = kMaxTraceBytes);
 
 // Writes a whole file. Refuses to replace an existing file (or a link, even a dangling one)
-// unless `force`; with `force` a link is replaced by the file, not written through.
+// unless `force`; with `force` a link is replaced by the file, not written through. Atomic: the
+// bytes go to a new file beside `path` that is then renamed over it, so a killed process leaves
+// either the previous file or the whole new one (and, at worst, a `.dagsgd-tmp-` file beside).
 Expected<void> write_file(const std::string& path, const std::string& content, bool force);
+
+// Refuses a `relative` output path (below the output folder `dir`) whose folders below `dir`
+// include a link, or a file where a folder goes: dagsgd writes, replaces and removes only inside
+// `dir`, never through a link to elsewhere. Folders that do not exist yet are fine.
+Expected<void> check_output_path(const std::string& dir, const std::string& relative);
+
+// write_file of `dir`/`relative` after check_output_path.
+Expected<void> write_output_file(const std::string& dir, const std::string& relative,
+                                 const std::string& content, bool force);
+
+// Removes, from `dir`/`folder` (`folder` "" for `dir` itself), the files (or links: never what
+// they name) whose names `ours` accepts and that `keep` does not list: what an earlier run of a
+// command wrote that this one does not, so that one folder never mixes two runs. Folders, and
+// files of names `ours` refuses, are left alone; nothing is removed when check_output_path
+// refuses the folder. Returns the number removed.
+std::size_t remove_stale_outputs(const std::string& dir, const std::string& folder,
+                                 const std::function<bool(const std::string&)>& ours,
+                                 const std::vector<std::string>& keep);
+
+// Takes an exclusive lock on the output folder `dir` (flock on the folder itself), held until the
+// process ends; a second process writing into the same folder is refused, naming it. Taking it
+// again in the same process succeeds.
+Expected<void> lock_output_dir(const std::string& dir);
 
 // Whether anything is at `path`: a file, a directory, or a link (dangling ones included).
 bool file_exists(const std::string& path);

@@ -72,6 +72,11 @@ std::string chakra_trace_file(const trace::ImportedRun& run, const trace::TraceD
 // "dagsgd.<rank>.et": ASTRA-sim reads <prefix>.<npu>.et for --workload-configuration=<prefix>.
 std::string chakra_file_name(int rank);
 
+// With --force: removes the dagsgd.<n>.et files in `dir` that an export of `ranks` does not
+// write (an earlier export of more ranks), so that ASTRA-sim never reads a mix of two runs.
+// Other files, and anything when `dir` is not a folder of its own, are left alone.
+void remove_stale_chakra_files(const std::string& dir, const std::vector<ChakraRank>& ranks);
+
 // What `dagsgd export` prints: one line per file and the totals, or one JSON object.
 std::string chakra_export_text(const trace::TraceDag& dag, const std::vector<ChakraRank>& ranks,
                                const std::string& out_dir);

@@ -72,8 +72,11 @@ std::string timeline_trace(const WhatifReport& report, const WhatifRow& row);
 // known before the sweep runs, so that existing ones can be refused before anything is simulated.
 std::vector<std::string> whatif_file_names(const sim::Sweep& sweep);
 // With --force, the timelines of an earlier sweep in `dir`/timelines that `report` does not
-// write: left there, the folder would mix two sweeps. Only *.trace.json files are removed.
+// write: left there, the folder would mix two sweeps. Only files named as timeline_file_name
+// names them are removed, and nothing when `dir`/timelines is a link (model::remove_stale_outputs).
 void remove_stale_timelines(const std::string& dir, const WhatifReport& report);
+// Whether `name` is one timeline_file_name could have written.
+bool is_timeline_file_name(const std::string& name);
 // The same files with their content, the timelines first.
 std::vector<std::pair<std::string, std::string>> whatif_files(const WhatifReport& report,
                                                               const PlotLibrary& plots);

@@ -16,6 +16,13 @@ namespace dagsgd::sim {
 // What the user asked to sweep. Each fabric is a catalog name or an explicit INTRA+INTER pair;
 // a name of scope "intra" replaces the intra-node link (the inter-node one is default_inter),
 // a name of scope "inter" replaces the inter-node link, a name of scope "both" is used for both.
+// The most points a sweep simulates unless told otherwise (SweepGrid::max_points, whatif's
+// --max-points): each point is one prediction (up to kMaxSimulatedTasks tasks, seconds each at
+// thousands of GPUs), and the points are expanded in memory (about 400 bytes each) before any runs.
+inline constexpr std::size_t kDefaultMaxSweepPoints = 10000;
+// The largest --max-points: 1e8 points are 40 GB of expanded grid before the first simulation.
+inline constexpr std::size_t kMaxSweepPoints = 10000000;
+
 struct SweepGrid {
   std::vector<std::string> fabrics;
   std::vector<int> gpus;
@@ -31,6 +38,8 @@ struct SweepGrid {
   std::string topology;
   std::string cluster_network = "single-switch";
   std::string network_model = "auto";
+  // The work budget: a grid of more points is refused before it is expanded.
+  std::size_t max_points = kDefaultMaxSweepPoints;
 };
 
 // One combination of the grid, by name.
