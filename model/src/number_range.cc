@@ -15,7 +15,12 @@ Expected<double> parse_number(const std::string& text, const NumberRange& range)
   const bool parsed = !text.empty() && end == text.c_str() + text.size();
   const bool above = range.min_included ? v >= range.min : v > range.min;
   const bool below = range.max_included ? v <= range.max : v < range.max;
-  if (parsed && above && below && (!range.whole || std::floor(v) == v)) return v;
+  // A whole number is written as digits: "1e3" and "64.0" are not (an integer conversion after
+  // this check would refuse them without saying why).
+  const std::size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  const bool digits =
+      text.size() > sign && text.find_first_not_of("0123456789", sign) == std::string::npos;
+  if (parsed && above && below && (!range.whole || (std::floor(v) == v && digits))) return v;
   return Error{"must be " + range.expected + ", got '" + text + "'"};
 }
 

@@ -31,6 +31,11 @@ TEST(NumberRange, SaysWhatWasExpectedAndWhatCame) {
   EXPECT_EQ(parse_number("0", whole_number_range(1, 65536)).error().message,
             "must be a whole number from 1 to 65536, got '0'");
   EXPECT_EQ(*parse_number("65536", whole_number_range(1, 65536)), 65536.0);
+  // A whole number is digits: not an exponent, a fraction or a space, though their value is whole.
+  for (const char* text : {"1e3", "64.0", " 64", "+", ""}) {
+    EXPECT_FALSE(parse_number(text, whole_number_range(1, 65536)).ok()) << text;
+  }
+  EXPECT_EQ(*parse_number("+64", whole_number_range(1, 65536)), 64.0);
   NumberRange custom{.min = 2, .max = 4, .expected = "2, 3 or 4"};
   custom.whole = true;
   EXPECT_EQ(parse_number("5", custom).error().message, "must be 2, 3 or 4, got '5'");

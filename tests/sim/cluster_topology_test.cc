@@ -5,12 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "dagsgd/model/hardware.h"
+#include "dagsgd/model/io.h"
+#include "dagsgd/model/paths.h"
 #include "dagsgd/sim/cluster_network.h"
+#include "dagsgd/sim/cluster_request.h"
 #include "dagsgd/sim/node_type.h"
 
 namespace dagsgd::sim {
@@ -474,6 +479,41 @@ TEST(TopologyNetworks, BadClustersAreErrors) {
   auto s = set_network_fabric(intra, *catalog.fabric("nvlink2"));
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("intra-node"), std::string::npos);
+}
+
+TEST(Topology, ClusterByNameTakesTheNodeTypesNicFabricUnlessGiven) {
+  ClusterRequest r;
+  r.node_type = "dgx1-v100";
+  r.nodes = 2;
+  r.network = "fat-tree:2:1";
+  auto own = build_cluster(r);
+  ASSERT_TRUE(own.ok()) << own.error().message;
+  EXPECT_EQ(own->gpu_count(), 16);
+  EXPECT_EQ(own->network().fabric, load("dgx1-v100").nic_fabric);
+  r.inter = "10gbe";
+  auto given = build_cluster(r);
+  ASSERT_TRUE(given.ok()) << given.error().message;
+  EXPECT_EQ(given->network().fabric, "10gbe");
+  r.inter = "warp-drive";
+  auto unknown = build_cluster(r);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("warp-drive"), std::string::npos);
+  // A node type without a nic_fabric needs the fabric named for a cluster of several nodes.
+  auto text = model::read_file(model::data_path("topologies/dgx1-v100.json"));
+  ASSERT_TRUE(text.ok());
+  const std::string file = std::filesystem::temp_directory_path() / "dagsgd-no-nic-fabric.json";
+  std::string body = *text;  // less its line "nic_fabric": "...",
+  const std::size_t at = body.find("\"nic_fabric\"");
+  ASSERT_NE(at, std::string::npos);
+  body.erase(at, body.find('\n', at) + 1 - at);
+  std::ofstream(file) << body;
+  r = ClusterRequest{file, 2};
+  auto missing = build_cluster(r);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("names no nic_fabric"), std::string::npos)
+      << missing.error().message;
+  r.nodes = 1;
+  EXPECT_TRUE(build_cluster(r).ok());
 }
 
 }  // namespace

@@ -181,6 +181,16 @@ TEST(Scenario, ReplayTargetKeepsTheRunsRanks) {
   auto as_traced = replay_target((*w)->dag(), target, exchange, testing::bundled_catalogs(), true);
   ASSERT_TRUE(as_traced.ok());
   EXPECT_EQ(as_traced->target->nodes, 0) << "the ranks stay where the run placed them";
+  // As traced on a node type: its nodes hold the run's ranks.
+  HardwareSpec dgx = target;
+  dgx.topology = "dgx1-v100";
+  dgx.network_model = "flow";
+  auto on_dgx = replay_target((*w)->dag(), dgx, exchange, testing::bundled_catalogs(), true);
+  ASSERT_LE(ranks, 8) << "one node of the node type holds the run";
+  ASSERT_TRUE(on_dgx.ok()) << on_dgx.error().message;
+  ASSERT_NE(on_dgx->cluster, nullptr);
+  EXPECT_EQ(on_dgx->cluster->gpus_per_node(), 8);
+  EXPECT_EQ(on_dgx->target->nodes, 0) << "the ranks stay where the run placed them";
   target.inter = "warp-drive";
   auto unknown = replay_target((*w)->dag(), target, exchange, testing::bundled_catalogs(), false);
   ASSERT_FALSE(unknown.ok());

@@ -50,25 +50,6 @@ model::Expected<void> check_flags(const ReplayFlags& o) {
   return model::ok();
 }
 
-// The replay on the target fabric, --gpus-per-node (else --topology's, else as traced) to a node.
-model::Expected<sim::ReplayOptions> target_options(const ReplayFlags& o,
-                                                   const sim::TracedWorkload& w) {
-  auto catalogs = load_catalogs(o.target);
-  if (!catalogs) return catalogs.error();
-  const bool laid_out = o.target.given("--gpus-per-node");
-  const model::Topology traced = sim::run_topology(w.dag());
-  auto per_node =
-      gpus_per_node(o.target, laid_out ? o.target.hardware.gpus_per_node : traced.gpus_per_node);
-  if (!per_node) return per_node.error();
-  if (traced.workers() % *per_node != 0 && *per_node <= traced.workers()) {
-    return model::Error{"--gpus-per-node " + std::to_string(*per_node) + " does not divide the " +
-                        std::to_string(traced.workers()) + " ranks of the run"};
-  }
-  sim::HardwareSpec spec = o.target.hardware;
-  spec.gpus_per_node = *per_node;
-  return sim::replay_target(w.dag(), spec, o.target.exchange, *catalogs, !laid_out);
-}
-
 constexpr const char* kReplayHelp =
     "Simulate a traced run with its measured compute and modeled (or measured)\n"
     "communication; print predicted vs measured iteration time and the error.\n"
@@ -81,8 +62,11 @@ int run_replay(const ReplayFlags& o) {
   if (!w) return report_error(w.error().message);
   sim::ReplayOptions ro;
   ro.algorithm = o.target.exchange.algorithm;
-  if (!o.target.hardware.intra.empty()) {
-    auto target = target_options(o, **w);
+  if (!o.target.hardware.intra.empty()) {  // --gpus-per-node, else as traced
+    auto catalogs = load_catalogs(o.target);
+    if (!catalogs) return report_error(catalogs.error().message);
+    auto target = sim::replay_target((*w)->dag(), o.target.hardware, o.target.exchange, *catalogs,
+                                     !o.target.given("--gpus-per-node"));
     if (!target) return report_error(target.error().message);
     ro = std::move(*target);
   } else if (!o.target.hardware.topology.empty() || o.target.hardware.network_model == "flow") {

@@ -4,21 +4,14 @@
 #include <vector>
 
 #include "command.h"
-#include "dagsgd/model/hardware.h"
-#include "dagsgd/sim/cluster_network.h"
-#include "dagsgd/sim/cluster_topology.h"
-#include "dagsgd/sim/node_type.h"
+#include "dagsgd/sim/cluster_request.h"
 
 namespace dagsgd::tools {
 
 namespace {
 
 struct ShowOptions {
-  std::string node_type;
-  int nodes = 1;
-  std::string network = "single-switch";
-  std::string inter;
-  std::vector<std::string> fabric_files;
+  sim::ClusterRequest cluster;
   bool dot = false;
   bool json = false;
 };
@@ -38,23 +31,7 @@ constexpr const char* kShowHelp =
 constexpr const char* kListHelp = "List the bundled node types, one line each.";
 
 int run_show(const ShowOptions& o) {
-  auto node = sim::load_node_type(o.node_type);
-  if (!node) return report_error(node.error().message);
-  auto network = sim::parse_network_spec(o.network);
-  if (!network) return report_error(network.error().message);
-  const std::string fabric = o.inter.empty() ? node->nic_fabric : o.inter;
-  if (o.nodes > 1 && fabric.empty()) {
-    return report_error("node type '" + node->name +
-                        "' names no nic_fabric: give the NICs' fabric with --inter");
-  }
-  if (o.nodes > 1 || !o.inter.empty()) {
-    auto spec = model::find_fabric(fabric, o.fabric_files);
-    if (!spec) return report_error(spec.error().message);
-    if (auto set = sim::set_network_fabric(*network, *spec); !set) {
-      return report_error(set.error().message);
-    }
-  }
-  auto cluster = sim::ClusterTopology::build(*node, o.nodes, *network);
+  auto cluster = sim::build_cluster(o.cluster);
   if (!cluster) return report_error(cluster.error().message);
   print(o.dot ? cluster->to_dot() : o.json ? cluster->to_json() : cluster->describe());
   return kExitOk;
@@ -73,21 +50,22 @@ void add_topology(CLI::App& root, Action& action) {
   CLI::App* topology = root.add_subcommand("topology", kTopologyHelp);
   topology->require_subcommand(1);
   auto [show, o] = add_command<ShowOptions>(*topology, action, "show", kShowHelp, run_show);
-  show->add_option("NODE_TYPE", o->node_type,
+  show->add_option("NODE_TYPE", o->cluster.node_type,
                    "A bundled node type (dagsgd topology list) or a node type file (.json, "
                    "docs/topology.md)")
       ->required();
-  show->add_option("--nodes", o->nodes, "Nodes in the cluster")
+  show->add_option("--nodes", o->cluster.nodes, "Nodes in the cluster")
       ->check(worker_count())
       ->capture_default_str();
-  show->add_option("--cluster-network", o->network,
+  show->add_option("--cluster-network", o->cluster.network,
                    "How nodes are joined: single-switch, fat-tree:OVERSUB[:NODES_PER_LEAF] or "
                    "rail[:OVERSUB]")
       ->capture_default_str();
-  show->add_option("--inter", o->inter,
+  show->add_option("--inter", o->cluster.inter,
                    "Fabric of the NIC ports (datasets/hardware/fabrics.json); default: the node "
                    "type's nic_fabric");
-  show->add_option("--fabric-file", o->fabric_files, "Extra fabrics, e.g. from calibrate --out");
+  show->add_option("--fabric-file", o->cluster.fabric_files,
+                   "Extra fabrics, e.g. from calibrate --out");
   auto* dot = show->add_flag("--dot", o->dot, "Print Graphviz (dot) instead of text");
   show->add_flag("--json", o->json, "Print one JSON object instead of text")->excludes(dot);
   add_command<ListOptions>(*topology, action, "list", kListHelp, run_list);

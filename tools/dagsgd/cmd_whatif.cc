@@ -94,7 +94,7 @@ model::Expected<std::unique_ptr<sim::Workload>> load_workload(const WhatifOption
 // Rank 0's checks before the sweep: existing outputs (then their folders), the plot library.
 // `created`: the folders made here, removed again when the sweep fails.
 int prepare_output(const WhatifOptions& o, const sim::Sweep& sweep, reports::PlotLibrary& plots,
-                   std::vector<fs::path>& created) {
+                   std::vector<std::string>& created) {
   if (int rc = prepare_outputs(o.out, reports::whatif_file_names(sweep), o.force, &created);
       rc != kExitOk) {
     return rc;
@@ -135,7 +135,7 @@ int run_whatif(const WhatifOptions& o) {
   if (!sweep) return fail(sweep.error().message);
 
   reports::PlotLibrary plots;
-  std::vector<fs::path> created;
+  std::vector<std::string> created;
   const int ready = ranks.agree(root ? prepare_output(o, *sweep, plots, created) : kExitOk);
   if (ready != kExitOk) return ready;
   const bool show = root && sweep->points.size() > 4 && !embedded() && ::isatty(STDERR_FILENO) == 1;

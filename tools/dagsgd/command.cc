@@ -2,14 +2,15 @@
 // caller's strings), and the one root command both the binary and run_cli parse with.
 #include "command.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <utility>
 
+#include "dagsgd/model/command_line.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/number_range.h"
+#include "dagsgd/model/output_files.h"
 #include "dagsgd/model/paths.h"
 
 namespace dagsgd::tools {
@@ -66,57 +67,20 @@ void print_note(const std::string& s) { write_err(s); }
 
 bool embedded() { return t_out != nullptr; }
 
-namespace {
-
-// `word` as one word of a POSIX shell command line: as it is when no character in it means
-// anything to the shell, else in single quotes (a quote inside as '\'').
-std::string shell_word(const std::string& word) {
-  const bool plain = !word.empty() && word.find_first_not_of(
-                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                          "0123456789_@%+=:,./-") == std::string::npos;
-  if (plain) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-}  // namespace
-
 std::string command_line(const std::vector<std::string>& options_left_out,
                          const std::vector<std::string>& flags_left_out) {
-  auto named = [](const std::vector<std::string>& names, const std::string& a) {
-    return std::find(names.begin(), names.end(), a) != names.end();
-  };
-  std::string line = "dagsgd";
-  const std::vector<std::string> none;
-  const auto& args = t_args != nullptr ? *t_args : none;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const std::string name = a.substr(0, a.find('='));
-    if (named(flags_left_out, a)) continue;
-    if (named(options_left_out, name)) {
-      if (name == a) ++i;  // "--out DIR" rather than "--out=DIR"
-      continue;
-    }
-    line += " " + shell_word(a);
-  }
-  return line;
+  static const std::vector<std::string> none;
+  return model::shell_command_line("dagsgd", t_args != nullptr ? *t_args : none, options_left_out,
+                                   flags_left_out);
 }
 
 namespace {
 
-// A check that `range` (model::parse_number) decides; `name` is what --help shows. A whole
-// number must be written as digits ("1e3" and "64.0" are refused here, with the range, rather
-// than by CLI11's integer conversion, which says only "Could not convert").
+// A check that `range` (model::parse_number) decides; `name` is what --help shows.
 CLI::Validator number_in(const model::NumberRange& range, const std::string& name) {
-  return {[range](std::string& text) -> std::string {
+  return {[range](std::string& text) {
             auto v = model::parse_number(text, range);
-            if (!v) return v.error().message;
-            const std::size_t sign = text[0] == '-' || text[0] == '+' ? 1 : 0;
-            if (range.whole && text.find_first_not_of("0123456789", sign) != std::string::npos) {
-              return "must be " + range.expected + ", got '" + text + "'";
-            }
-            return std::string();
+            return v ? std::string() : v.error().message;
           },
           name};
 }
@@ -139,35 +103,14 @@ CLI::Validator whole_number(long min, long max) {
 }
 
 int prepare_outputs(const std::string& dir, const std::vector<std::string>& files, bool force,
-                    std::vector<std::filesystem::path>* created) {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> folders = {dir};
-  for (const auto& f : files) folders.push_back((fs::path(dir) / f).parent_path());
-  std::error_code ec;
-  for (const auto& folder : folders) {  // a file or a dangling link where a folder goes
-    if (fs::exists(fs::symlink_status(folder, ec)) && !fs::is_directory(folder, ec)) {
-      return report_error("'" + folder.string() + "' is not a directory");
-    }
+                    std::vector<std::string>* created) {
+  if (auto ok = model::check_output_files(dir, files, force); !ok) {
+    return report_error(ok.error().message);
   }
-  for (const auto& f : files) {
-    const fs::path path = fs::path(dir) / f;
-    if (auto inside = model::check_output_path(dir, f); !inside) {
-      return report_error(inside.error().message);
-    }
-    if (!force && model::file_exists(path.string())) {
-      return report_error("'" + path.string() + "' exists; use --force to overwrite");
-    }
-  }
-  for (const auto& folder : folders) {
-    for (fs::path p = folder; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
-      if (created != nullptr) created->insert(created->begin(), p);  // innermost first
-    }
-    fs::create_directories(folder, ec);
-    if (ec) {
-      return report_error("cannot create '" + folder.string() + "': " + ec.message(), kExitFailure);
-    }
-  }
-  auto lock = model::lock_output_dir(dir);
+  auto made = model::make_output_folders(dir, files);
+  if (!made) return report_error(made.error().message, kExitFailure);
+  if (created != nullptr) created->insert(created->end(), made->begin(), made->end());
+  auto lock = model::lock_output_dir(dir);  // one writer per --out
   return lock ? kExitOk : report_error(lock.error().message);
 }
 

@@ -2,7 +2,6 @@
 // exit codes and the one way errors are printed.
 #pragma once
 
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -33,10 +32,9 @@ void print_note(const std::string& s);
 // must neither start MPI nor draw on the terminal.
 bool embedded();
 
-// The command line this thread runs, as the user gave it: "dagsgd" and the arguments, each
-// quoted for a POSIX shell where it needs to be, less the options in `options_left_out` with
-// their values ("--out DIR", "--out=DIR") and the flags in `flags_left_out` (what says where the
-// output goes rather than what it is). Recorded once, by run_commands, for the binary and run_cli.
+// The command line this thread runs, as the user gave it (recorded once, by run_commands, for
+// the binary and run_cli), as model::shell_command_line writes it: "dagsgd" and the arguments
+// less `options_left_out` and `flags_left_out` (what says where the output goes, not what it is).
 std::string command_line(const std::vector<std::string>& options_left_out,
                          const std::vector<std::string>& flags_left_out);
 
@@ -49,12 +47,11 @@ CLI::Validator worker_count();
 // A whole number from `min` to `max` (CLI11's own number checks print ranges as 1.79e308-digit
 // numbers and refuse "1e3" without saying why).
 CLI::Validator whole_number(long min, long max);
-// Before a command writes `files` (paths below `dir`): refuses a folder that is not one and,
-// unless `force`, a file that exists (a dangling link too), then creates `dir` and the folders
-// the files go in, adding those it made to `created` (innermost first: a failed command removes
-// them). kExitOk, or the code of the error it reported.
+// Before a command writes `files` (paths below `dir`): model::check_output_files, then
+// model::make_output_folders, adding those it made to `created`. kExitOk, or the code of the
+// error it reported.
 int prepare_outputs(const std::string& dir, const std::vector<std::string>& files, bool force,
-                    std::vector<std::filesystem::path>* created = nullptr);
+                    std::vector<std::string>* created = nullptr);
 // Writes `content` to `dir`/`name`; kExitOk, or kExitFailure with the error reported.
 int write_output(const std::string& dir, const std::string& name, const std::string& content,
                  bool force);

@@ -18,8 +18,8 @@ struct NumberRange {
   std::string expected;  // what a valid value is: "a number from 0 to 1"
 };
 
-// All of `text` as a number inside `range` (NaN never is), else "must be <expected>, got
-// '<text>'".
+// All of `text` as a number inside `range` (NaN never is; a whole number written as digits, with
+// no exponent or fraction), else "must be <expected>, got '<text>'".
 Expected<double> parse_number(const std::string& text, const NumberRange& range);
 
 // The ranges options and fields share (docs/limits.md).

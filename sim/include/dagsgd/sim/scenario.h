@@ -103,9 +103,10 @@ model::Expected<Scenario> resolve_scenario(const HardwareSpec& hardware,
 
 // A traced run (`dag`) replayed on target hardware: `hardware`'s fabrics and cluster on the run's
 // own ranks (run_topology's workers), `hardware.gpus_per_node` to a node (nodes follow); with
-// `as_traced` the ranks stay where the run placed them (the cluster still has that many to a node).
-// `exchange`'s algorithm and stack (replay_options). The other replay options are left at their
-// defaults.
+// `as_traced` the ranks stay where the run placed them, and the cluster has the node type's GPUs
+// to a node (`hardware.topology`), else the run's own. A count that does not divide the run's
+// ranks is an error. `exchange`'s algorithm and stack (replay_options). The other replay options
+// are left at their defaults.
 model::Expected<ReplayOptions> replay_target(const trace::TraceDag& dag, HardwareSpec hardware,
                                              const ExchangeSpec& exchange, const Catalogs& catalogs,
                                              bool as_traced);

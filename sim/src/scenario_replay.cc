@@ -1,0 +1,114 @@
+// A scenario's replay (scenario.h): the options that replay a traced run on a target, and a
+// replay read as a prediction.
+#include <algorithm>
+#include <cmath>
+
+#include "dagsgd/model/format.h"
+#include "dagsgd/sim/node_type.h"
+#include "dagsgd/sim/scenario.h"
+
+namespace dagsgd::sim {
+
+using model::Error;
+using model::Expected;
+
+Expected<ReplayOptions> replay_target(const trace::TraceDag& dag, HardwareSpec hardware,
+                                      const ExchangeSpec& exchange, const Catalogs& catalogs,
+                                      bool as_traced) {
+  const model::Topology traced = run_topology(dag);
+  const int ranks = traced.workers();
+  if (as_traced) {  // the node type's GPUs to a node, else the run's own
+    hardware.gpus_per_node = std::max(traced.gpus_per_node, 1);
+    if (!hardware.topology.empty()) {
+      auto node = load_node_type(hardware.topology);
+      if (!node) return model::with_context("topology", node.error());
+      hardware.gpus_per_node = node->gpus_per_node();
+    }
+  }
+  if (ranks % hardware.gpus_per_node != 0 && hardware.gpus_per_node <= ranks) {
+    return Error{"GPUs per node: " + std::to_string(hardware.gpus_per_node) +
+                 " does not divide the " + std::to_string(ranks) + " ranks of the run"};
+  }
+  hardware.gpus_per_node = std::min(hardware.gpus_per_node, ranks);
+  hardware.nodes = ranks / std::max(hardware.gpus_per_node, 1);
+  auto s = resolve_scenario(hardware, exchange, catalogs);
+  if (!s) return s.error();
+  ReplayOptions ro = replay_options(*s);
+  if (as_traced) {
+    ro.target->nodes = 0;
+    ro.target->gpus_per_node = 0;
+  }
+  return ro;
+}
+
+ReplayOptions replay_options(const Scenario& s) {
+  ReplayOptions ro;
+  ro.comm = CommMode::kModeled;
+  ro.algorithm = s.exchange.algorithm;
+  ro.target = s.hardware.topology();
+  ro.stack = s.exchange.stack;
+  ro.cluster = s.hardware.cluster;
+  return ro;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A replay as a prediction
+
+PredictResult replay_as_prediction(const trace::TraceDag& tdag, const ReplayResult& r, int batch,
+                                   bool keep_timeline) {
+  using model::Nanos;
+  auto scaled_ns = [](double seconds, double relative_change) {
+    return static_cast<Nanos>(std::llround(seconds * (1.0 + relative_change) * 1e9));
+  };
+  PredictResult p;
+  p.workers = tdag.ranks;
+  p.iteration = scaled_ns(r.predicted_mean_s, 0.0);
+  p.if_comm_free = scaled_ns(r.predicted_mean_s, r.if_comm_free);
+  p.if_double_bandwidth = scaled_ns(r.predicted_mean_s, r.if_double_network);
+  p.single_gpu_iteration = p.if_comm_free;
+  if (p.iteration > 0) {
+    p.throughput = static_cast<double>(batch) * p.workers / model::to_seconds(p.iteration);
+    p.speedup = static_cast<double>(p.workers) * static_cast<double>(p.single_gpu_iteration) /
+                static_cast<double>(p.iteration);
+    p.efficiency = p.speedup / p.workers;
+  }
+  for (const auto& rt : r.predicted_ranks) {
+    if (rt.rank != tdag.main_rank) continue;
+    p.breakdown.forward = rt.compute;
+    p.breakdown.comm_total = rt.comm_total;
+    p.breakdown.comm_exposed = rt.comm_exposed;
+    p.breakdown.h2d = rt.memcpy;
+    p.breakdown.idle = rt.idle + rt.host;
+  }
+  for (const auto& ps : r.critical_path) p.critical_path.push_back({ps.what, ps.time});
+  p.critical_path_tasks = r.critical_path_length;
+  p.algorithm = r.comm.algorithm;
+  p.tasks = tdag.dag.task_count();
+  p.events = r.sim.events;
+  const double exposed = p.iteration > 0 ? static_cast<double>(p.breakdown.comm_exposed) /
+                                               static_cast<double>(p.iteration)
+                                         : 0.0;
+  p.bound = p.workers > 1 && exposed >= 0.25 ? "communication-bound" : r.bound;
+  p.bottleneck = p.bound + ": " + model::percent(exposed) +
+                 " of the iteration is exposed communication (" + p.algorithm +
+                 "); free communication would be " +
+                 model::times_faster(p.iteration, p.if_comm_free) + ", twice the bandwidth " +
+                 model::times_faster(p.iteration, p.if_double_bandwidth);
+  if (const std::string kept = unpriced_summary(r); !kept.empty()) {
+    p.bottleneck += "; kept at their traced durations, the model cannot price them: " + kept;
+  }
+  if (keep_timeline && !tdag.boundary_task.empty() && tdag.end_task != model::kNoTask) {
+    const Nanos ws = r.sim.start[static_cast<std::size_t>(tdag.boundary_task.back())];
+    const Nanos we = r.sim.finish[static_cast<std::size_t>(tdag.end_task)];
+    for (std::size_t i = 0; i < tdag.dag.task_count(); ++i) {
+      const Nanos s = r.sim.start[i];
+      const Nanos f = r.sim.finish[i];
+      if (f <= ws || s >= we || f <= s) continue;
+      const model::Task& t = tdag.dag.task(static_cast<model::TaskId>(i));
+      p.timeline.push_back({t.worker, t.kind, t.layer, s - ws, f - s});
+    }
+  }
+  return p;
+}
+
+}  // namespace dagsgd::sim
