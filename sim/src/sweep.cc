@@ -23,6 +23,7 @@ std::string variant_label(const SweepGrid& grid, const SweepPoint& p) {
   if (grid.overlaps.size() > 1) parts.push_back(p.overlap);
   if (grid.precisions.size() > 1) parts.push_back(p.precision);
   if (grid.topks.size() > 1) parts.push_back(p.topk > 0 ? "top-k " + model::num(p.topk) : "dense");
+  if (grid.shardings.size() > 1) parts.push_back(p.sharding);
   std::string out;
   for (const auto& part : parts) out += (out.empty() ? "" : ", ") + part;
   return out;
@@ -74,7 +75,8 @@ Expected<void> check_grid(const SweepGrid& grid) {
        {std::pair<const char*, std::size_t>{"collective algorithm", grid.algorithms.size()},
         {"overlap policy", grid.overlaps.size()},
         {"precision", grid.precisions.size()},
-        {"top-k fraction", grid.topks.size()}}) {
+        {"top-k fraction", grid.topks.size()},
+        {"sharding level", grid.shardings.size()}}) {
     if (n == 0) return Error{std::string("sweep: give at least one ") + what};
   }
   for (int g : grid.gpus) {
@@ -116,18 +118,21 @@ Expected<std::vector<SweepPoint>> expand_grid(const SweepGrid& grid,
         for (const auto& o : grid.overlaps) {
           for (const auto& p : grid.precisions) {
             for (double k : grid.topks) {
-              SweepPoint s = shared;
-              s.fabric = grid.fabrics[fi];
-              s.intra = pairs[fi].intra;
-              s.inter = pairs[fi].inter;
-              s.gpus = g;
-              s.gpus_per_node = std::min(g, grid.gpus_per_node);
-              s.nodes = g / s.gpus_per_node;
-              s.algorithm = a;
-              s.overlap = o;
-              s.precision = p;
-              s.topk = k;
-              out.push_back(std::move(s));
+              for (const auto& sh : grid.shardings) {
+                SweepPoint s = shared;
+                s.fabric = grid.fabrics[fi];
+                s.intra = pairs[fi].intra;
+                s.inter = pairs[fi].inter;
+                s.gpus = g;
+                s.gpus_per_node = std::min(g, grid.gpus_per_node);
+                s.nodes = g / s.gpus_per_node;
+                s.algorithm = a;
+                s.overlap = o;
+                s.precision = p;
+                s.topk = k;
+                s.sharding = sh;
+                out.push_back(std::move(s));
+              }
             }
           }
         }
