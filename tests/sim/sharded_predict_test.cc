@@ -146,5 +146,36 @@ TEST(ShardedPredict, ScenariosCarryTheLevelAndTheGpusMemory) {
   EXPECT_GT(p->memory.total(), p->memory.activations);
 }
 
+// The flow-level tier prices the reduce-scatters and all-gathers by their transfers on the
+// cluster's links: on a plain cluster every link carries what the ring formula assumes, so both
+// tiers agree (to the rounding of each collective).
+TEST(ShardedPredict, BothTiersAgreeOnAPlainCluster) {
+  auto w = NetworkWorkload::resolve({"resnet50"}, testing::bundled_catalogs());
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  for (const char* sharding : {"zero2", "fsdp"}) {
+    ExchangeSpec e;
+    e.sharding = sharding;
+    HardwareSpec h{4, 4, "pcie3", "10gbe"};
+    auto analytic = resolve_scenario(h, e, testing::bundled_catalogs());
+    h.network_model = "flow";
+    auto flow = resolve_scenario(h, e, testing::bundled_catalogs());
+    ASSERT_TRUE(analytic.ok() && flow.ok());
+    auto a = (*w)->evaluate(*analytic, false);
+    auto f = (*w)->evaluate(*flow, false);
+    ASSERT_TRUE(a.ok() && f.ok());
+    EXPECT_EQ(f->network_model, "flow");
+    EXPECT_GT(f->gathers_per_iteration, 0);
+    EXPECT_NEAR(static_cast<double>(f->iteration), static_cast<double>(a->iteration),
+                1e-5 * static_cast<double>(a->iteration))
+        << sharding;
+    EXPECT_NEAR(static_cast<double>(f->breakdown.comm_total),
+                static_cast<double>(a->breakdown.comm_total),
+                1e-5 * static_cast<double>(a->breakdown.comm_total))
+        << sharding;
+    // A faster fabric makes the sharded job's collectives faster.
+    EXPECT_LT(f->if_double_bandwidth, f->iteration) << sharding;
+  }
+}
+
 }  // namespace
 }  // namespace dagsgd::sim
