@@ -26,8 +26,8 @@ constexpr double kBytesPerGib = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMaxGib = 1e6;
 
 const std::vector<std::string> kGpuFields = {
-    "name",   "description", "fp32_tflops", "fp16_tflops", "memory_gbytes_per_s",
-    "memory_gib", "device",    "source"};
+    "name",       "description", "fp32_tflops", "fp16_tflops", "memory_gbytes_per_s",
+    "memory_gib", "device",      "source"};
 const std::vector<std::string> kFabricFields = {"name",
                                                 "description",
                                                 "scope",

@@ -91,11 +91,12 @@ namespace {
 
 // One pass (forward, or backward with the units reversed) of compute `run` behind gathers
 // `gather` one unit ahead; the waits of each unit, in the order given.
-std::vector<Nanos> prefetched_pass(const std::vector<Nanos>& run, const std::vector<Nanos>& gather) {
+std::vector<Nanos> prefetched_pass(const std::vector<Nanos>& run,
+                                   const std::vector<Nanos>& gather) {
   std::vector<Nanos> wait(run.size(), 0);
-  Nanos gather_end = 0;    // of the previous unit's gather
-  Nanos compute_end = 0;   // of the previous unit's compute
-  Nanos compute_start = 0; // of the previous unit's compute: when the next gather may start
+  Nanos gather_end = 0;     // of the previous unit's gather
+  Nanos compute_end = 0;    // of the previous unit's compute
+  Nanos compute_start = 0;  // of the previous unit's compute: when the next gather may start
   for (std::size_t u = 0; u < run.size(); ++u) {
     gather_end = std::max(gather_end, compute_start) + gather[u];
     const Nanos start = std::max(compute_end, gather_end);

@@ -82,20 +82,23 @@ std::string predict_text(const sim::Description& scenario, const sim::PredictRes
              ms_share(e.time, r.iteration) + "  " + e.detail + "\n";
     }
   }
-  out += "\nMemory per GPU (" + r.sharding + "; model states with Adam as the ZeRO paper counts "
-         "them)\n  " + model::memory_text(r.memory);
+  out += "\nMemory per GPU (" + r.sharding +
+         "; model states with Adam as the ZeRO paper counts "
+         "them)\n  " +
+         model::memory_text(r.memory);
   if (r.gpu_memory > 0) {
     out += " of " + fmt("%.2f GiB", r.gpu_memory / model::kGiB) + " (" +
            fmt("%.0f%%", 100 * r.memory.total() / r.gpu_memory) + ")";
     if (r.memory.total() > r.gpu_memory) {
-      out += "\n  above the GPU's memory with every layer's output kept for backward (an upper "
-             "bound: in-place activations and recomputation keep less)";
+      out +=
+          "\n  above the GPU's memory with every layer's output kept for backward (an upper "
+          "bound: in-place activations and recomputation keep less)";
     }
   }
   out += "\n";
   if (r.gathers_per_iteration > 0) {
-    out += "  parameter all-gathers per iteration: " + std::to_string(r.gathers_per_iteration) +
-           "\n";
+    out +=
+        "  parameter all-gathers per iteration: " + std::to_string(r.gathers_per_iteration) + "\n";
   }
   out += "\nCritical path (" + std::to_string(r.critical_path_tasks) + " tasks)\n";
   for (const auto& p : r.critical_path) {

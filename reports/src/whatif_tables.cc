@@ -256,8 +256,9 @@ std::string sharding_section(const WhatifReport& report) {
       first = &row;
     }
     out += "| " + md_cell(sc.fabric) + " | " + std::to_string(sc.gpus) + " | " + sc.sharding +
-           " | " + fmt("%.2f", ms(r.iteration)) + " | " + fmt("%.2f", ms(parts_of(r).comm_exposed)) +
-           " | " + std::to_string(r.gathers_per_iteration) + " | " +
+           " | " + fmt("%.2f", ms(r.iteration)) + " | " +
+           fmt("%.2f", ms(parts_of(r).comm_exposed)) + " | " +
+           std::to_string(r.gathers_per_iteration) + " | " +
            fmt("%.2f", r.memory.total() / model::kGiB) + " | " +
            fmt("%.2fx", static_cast<double>(r.iteration) /
                             static_cast<double>(std::max<Nanos>(1, first->result.iteration))) +

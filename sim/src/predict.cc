@@ -30,7 +30,7 @@ struct Run {
   std::uint64_t events = 0;
   std::vector<TimelineSpan> timeline;
   std::vector<LinkUse> links;
-  Nanos interference = 0;  // compute added beside collectives in flight, one worker
+  Nanos interference = 0;   // compute added beside collectives in flight, one worker
   detail::ShardCost shard;  // sharded data parallelism's gathers
 };
 
@@ -347,8 +347,7 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
   // center every tau iterations, after the update, with nothing to overlap.
   const bool easgd = req.easgd.has_value();
   Simulator sim;
-  auto main =
-      simulate_once(sim, req, workers, comm, !easgd, req.keep_timeline, with_flow, on_main);
+  auto main = simulate_once(sim, req, workers, comm, !easgd, req.keep_timeline, with_flow, on_main);
   if (!main.ok()) return main.error();
   auto single = simulate_once(sim, req, 1, comm_free, false);
   if (!single.ok()) return single.error();

@@ -22,8 +22,7 @@ constexpr const char* kShardAlgorithm = "ring";
 }  // namespace
 
 model::Expected<model::FlowPlan> ShardPricer::plan(CollectiveOp op, std::int64_t elements) const {
-  return flows->plan_collective(op, kShardAlgorithm,
-                                static_cast<double>(elements) * element_bytes);
+  return flows->plan_collective(op, kShardAlgorithm, static_cast<double>(elements) * element_bytes);
 }
 
 Nanos ShardPricer::time(CollectiveOp op, std::int64_t elements) const {

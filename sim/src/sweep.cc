@@ -319,6 +319,10 @@ std::string result_to_wire(const PredictResult& r) {
   nlohmann::json effects = nlohmann::json::array();
   for (const auto& e : r.effects) effects.push_back({e.effect, e.time, e.detail});
   j["effects"] = effects;
+  j["sharding"] = r.sharding;
+  j["gathers"] = r.gathers_per_iteration;
+  const model::GpuMemory& m = r.memory;
+  j["memory"] = {m.parameters, m.gradients, m.optimizer, m.gathered, m.activations, r.gpu_memory};
   return j.dump();
 }
 
@@ -365,6 +369,12 @@ Expected<PredictResult> result_from_wire(const std::string& text) {
       r.effects.push_back(
           {e.at(0).get<std::string>(), e.at(1).get<Nanos>(), e.at(2).get<std::string>()});
     }
+    r.sharding = j.at("sharding").get<std::string>();
+    r.gathers_per_iteration = j.at("gathers").get<int>();
+    const auto& m = j.at("memory");
+    r.memory = {m.at(0).get<double>(), m.at(1).get<double>(), m.at(2).get<double>(),
+                m.at(3).get<double>(), m.at(4).get<double>()};
+    r.gpu_memory = m.at(5).get<double>();
     return r;
   } catch (const nlohmann::json::exception& e) {
     return Error{std::string("result: malformed: ") + e.what()};

@@ -28,10 +28,8 @@ TEST(Sharding, NamesParseAndUnknownOnesListTheValidOnes) {
 // 1.9 GB (P_os+g+p) of model states per GPU.
 TEST(Sharding, MemoryPerGpuIsTheZeroPapersFormulas) {
   const std::int64_t psi = 7'500'000'000;
-  auto states = [&](Sharding s) {
-    return gpu_memory(s, psi, 64, Precision::kFp16, 0, 0).total();
-  };
-  EXPECT_DOUBLE_EQ(states(Sharding::kNone), (2 + 2 + 12) * 7.5e9);         // 120 GB
+  auto states = [&](Sharding s) { return gpu_memory(s, psi, 64, Precision::kFp16, 0, 0).total(); };
+  EXPECT_DOUBLE_EQ(states(Sharding::kNone), (2 + 2 + 12) * 7.5e9);                // 120 GB
   EXPECT_DOUBLE_EQ(states(Sharding::kZero1), (2 + 2) * 7.5e9 + 12 * 7.5e9 / 64);  // 31.4 GB
   EXPECT_DOUBLE_EQ(states(Sharding::kZero2), 2 * 7.5e9 + (2 + 12) * 7.5e9 / 64);  // 16.6 GB
   EXPECT_DOUBLE_EQ(states(Sharding::kZero3), (2 + 2 + 12) * 7.5e9 / 64);          // 1.9 GB
@@ -51,13 +49,12 @@ TEST(Sharding, MemoryPerGpuIsTheZeroPapersFormulas) {
   EXPECT_DOUBLE_EQ(z3.activations, 5e6);
   EXPECT_DOUBLE_EQ(z3.total(), 16 * 1000 / 4.0 + 600 + 5e6);
   // One GPU gathers nothing.
-  EXPECT_DOUBLE_EQ(gpu_memory(Sharding::kZero3, 1000, 1, Precision::kFp16, 300, 0).total(),
-                   16000);
+  EXPECT_DOUBLE_EQ(gpu_memory(Sharding::kZero3, 1000, 1, Precision::kFp16, 300, 0).total(), 16000);
 }
 
 TEST(Sharding, MemoryTextNamesTheParts) {
-  const GpuMemory m = gpu_memory(Sharding::kZero2, std::int64_t{1} << 30, 2, Precision::kFp16, 0,
-                                 kGiB);
+  const GpuMemory m =
+      gpu_memory(Sharding::kZero2, std::int64_t{1} << 30, 2, Precision::kFp16, 0, kGiB);
   // 2 + 1 + 6 GiB of states and 1 GiB of activations.
   EXPECT_EQ(memory_text(m),
             "10.00 GiB (parameters 2.00, gradients 1.00, optimizer state 6.00, activations 1.00 "

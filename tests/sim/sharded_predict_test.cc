@@ -7,6 +7,7 @@
 #include "dagsgd/model/comm_model.h"
 #include "dagsgd/sim/predict.h"
 #include "dagsgd/sim/scenario.h"
+#include "dagsgd/sim/sweep.h"
 
 namespace dagsgd::sim {
 namespace {
@@ -124,7 +125,8 @@ TEST(ShardedPredict, ScenariosCarryTheLevelAndTheGpusMemory) {
   e.sharding = "zero4";
   auto bad = resolve_scenario({2, 4, "nvlink2", "ib-edr"}, e, catalogs);
   ASSERT_FALSE(bad.ok());
-  EXPECT_TRUE(testing::contains(bad.error().message, "valid sharding levels")) << bad.error().message;
+  EXPECT_TRUE(testing::contains(bad.error().message, "valid sharding levels"))
+      << bad.error().message;
   e.sharding = "zero2";
   e.topk = 0.01;
   EXPECT_FALSE(resolve_scenario({2, 4, "nvlink2", "ib-edr"}, e, catalogs).ok());
@@ -175,6 +177,26 @@ TEST(ShardedPredict, BothTiersAgreeOnAPlainCluster) {
     // A faster fabric makes the sharded job's collectives faster.
     EXPECT_LT(f->if_double_bandwidth, f->iteration) << sharding;
   }
+}
+
+// A sweep split across processes carries the sharding figures with each result.
+TEST(ShardedPredict, ResultsCarryShardingAndMemoryOverTheWire) {
+  ExchangeSpec e;
+  e.sharding = "zero3";
+  auto s = resolve_scenario({2, 4, "nvlink2", "ib-edr"}, e, testing::bundled_catalogs());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  auto w = NetworkWorkload::resolve({"resnet50"}, testing::bundled_catalogs());
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  auto r = (*w)->evaluate(*s, false);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto back = result_from_wire(result_to_wire(*r));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->sharding, "zero3");
+  EXPECT_EQ(back->gathers_per_iteration, r->gathers_per_iteration);
+  EXPECT_GT(back->gathers_per_iteration, 0);
+  EXPECT_EQ(back->memory.total(), r->memory.total());  // bit-exact doubles
+  EXPECT_EQ(back->memory.gathered, r->memory.gathered);
+  EXPECT_EQ(back->gpu_memory, r->gpu_memory);
 }
 
 }  // namespace

@@ -56,8 +56,8 @@ TEST(ShardingCli, BadLevelsAndJobsThatDoNotFitAreExitTwo) {
     "input_shape": [20000], "layers": [{"name": "fc", "type": "fc",
     "params": [{"name": "weight", "shape": [100000, 20000]}], "forward_flops": 4e9,
     "activation_elements": 100000}]})";
-  const std::string job = "predict --network " + file +
-                          " --batch 1 --gpu k80 --nodes 16 --inter ib-edr";
+  const std::string job =
+      "predict --network " + file + " --batch 1 --gpu k80 --nodes 16 --inter ib-edr";
   auto whole = run_cli(job);
   EXPECT_EQ(whole.code, 2) << whole.out;
   EXPECT_NE(whole.err.find("does not fit the GPU's memory"), std::string::npos) << whole.err;

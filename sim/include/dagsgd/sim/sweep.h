@@ -54,9 +54,7 @@ struct SweepPoint {
   HardwareSpec hardware() const {
     return {nodes, gpus_per_node, intra, inter, topology, cluster_network, network_model};
   }
-  ExchangeSpec exchange() const {
-    return {algorithm, overlap, precision, topk, stack, sharding};
-  }
+  ExchangeSpec exchange() const { return {algorithm, overlap, precision, topk, stack, sharding}; }
 };
 
 // The swept dimensions other than fabric and GPU count that have more than one value, e.g.
