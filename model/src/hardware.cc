@@ -22,9 +22,12 @@ using Json = nlohmann::json;
 // File units -> SI. Gbit/s (1e9 bits) for links, as network and NVLink datasheets state them.
 constexpr double kBytesPerSecPerGBps = 1e9;
 constexpr double kFlopsPerTflops = 1e12;
+constexpr double kBytesPerGib = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMaxGib = 1e6;
 
 const std::vector<std::string> kGpuFields = {
-    "name", "description", "fp32_tflops", "fp16_tflops", "memory_gbytes_per_s", "device", "source"};
+    "name",       "description", "fp32_tflops", "fp16_tflops", "memory_gbytes_per_s",
+    "memory_gib", "device",      "source"};
 const std::vector<std::string> kFabricFields = {"name",
                                                 "description",
                                                 "scope",
@@ -137,6 +140,10 @@ Expected<GpuSpec> parse_gpu(const Json& j) {
     DAGSGD_TRY(value);
     (*g).*field = *value * scale;
   }
+  // Optional: a device's memory capacity in GiB (2^30 bytes, as HBM capacities are stated).
+  auto capacity = row.number("memory_gib", false, kMinRate, kMaxGib, "GiB");
+  DAGSGD_TRY(capacity);
+  g->memory_bytes = *capacity * kBytesPerGib;
   if (j.contains("device")) {
     const Json& d = j["device"];
     if (d != "gpu" && d != "cpu") {

@@ -82,6 +82,24 @@ std::string predict_text(const sim::Description& scenario, const sim::PredictRes
              ms_share(e.time, r.iteration) + "  " + e.detail + "\n";
     }
   }
+  out += "\nMemory per GPU (" + r.sharding +
+         "; model states with Adam as the ZeRO paper counts "
+         "them)\n  " +
+         model::memory_text(r.memory);
+  if (r.gpu_memory > 0) {
+    out += " of " + fmt("%.2f GiB", r.gpu_memory / model::kGiB) + " (" +
+           fmt("%.0f%%", 100 * r.memory.total() / r.gpu_memory) + ")";
+    if (r.memory.total() > r.gpu_memory) {
+      out +=
+          "\n  above the GPU's memory with every layer's output kept for backward (an upper "
+          "bound: in-place activations and recomputation keep less)";
+    }
+  }
+  out += "\n";
+  if (r.gathers_per_iteration > 0) {
+    out +=
+        "  parameter all-gathers per iteration: " + std::to_string(r.gathers_per_iteration) + "\n";
+  }
   out += "\nCritical path (" + std::to_string(r.critical_path_tasks) + " tasks)\n";
   for (const auto& p : r.critical_path) {
     out += "  " + p.phase + std::string(15 - std::min<std::size_t>(p.phase.size(), 14), ' ') +
@@ -116,6 +134,15 @@ std::string predict_json(const sim::Description& scenario, const sim::PredictRes
                     {"h2d", secs(b.h2d)},
                     {"idle", secs(b.idle)}};
   j["effects"] = detail::effects_json(r);
+  j["sharding"] = r.sharding;
+  j["memory_per_gpu"] = {{"parameters_bytes", r.memory.parameters},
+                         {"gradients_bytes", r.memory.gradients},
+                         {"optimizer_state_bytes", r.memory.optimizer},
+                         {"gathered_units_bytes", r.memory.gathered},
+                         {"activations_bytes", r.memory.activations},
+                         {"total_bytes", r.memory.total()},
+                         {"gpu_capacity_bytes", r.gpu_memory},
+                         {"parameter_allgathers_per_iteration", r.gathers_per_iteration}};
   j["critical_path"] = detail::critical_path_json(r);
   j["bound"] = r.bound;
   j["bottleneck"] = r.bottleneck;

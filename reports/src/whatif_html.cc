@@ -228,6 +228,7 @@ std::vector<Dimension> varied_dimensions(const sim::SweepGrid& g) {
   if (g.precisions.size() > 1) {
     out.push_back({"precision", "precision", g.precisions, g.precisions});
   }
+  if (g.shardings.size() > 1) out.push_back({"sharding", "sharding", g.shardings, g.shardings});
   if (g.topks.size() > 1) {
     Dimension d{"topk", "gradients", {}, {}};
     for (double k : g.topks) {
@@ -244,6 +245,7 @@ std::string value_of(const Dimension& d, const sim::SweepPoint& p) {
   if (n == "algorithm") return p.algorithm;
   if (n == "overlap") return p.overlap;
   if (n == "precision") return p.precision;
+  if (n == "sharding") return p.sharding;
   return topk_value(p.topk);
 }
 

@@ -147,6 +147,8 @@ Json scenario_json(const WhatifReport& report, std::size_t i) {
   j["overlap"] = sc.overlap;
   j["precision"] = sc.precision;
   j["topk"] = sc.topk;
+  j["sharding"] = sc.sharding;
+  j["memory_per_gpu_bytes"] = r.memory.total();
   put_headline(j, r);
   j["breakdown"] = {{"compute", secs(p.compute)},
                     {"forward", secs(b.forward)},
@@ -232,6 +234,41 @@ std::vector<std::string> findings(const WhatifReport& report) {
 
 }  // namespace detail
 
+namespace {
+
+// Sharding levels side by side, per fabric and GPU count (a grid with several levels): the
+// iteration, the communication left exposed, the all-gathers and one GPU's memory.
+std::string sharding_section(const WhatifReport& report) {
+  if (report.grid.shardings.size() < 2) return "";
+  std::string out =
+      "\n## Sharding levels per fabric\n\nGradients reduce-scattered, parameters all-gathered "
+      "after the step (zero1, zero2) or before each unit's forward and backward (zero3, fsdp); "
+      "memory per GPU: model states as the level divides them (ZeRO paper, Adam) plus "
+      "activations.\n\n| fabric | GPUs | sharding | iteration (ms) | exposed comm (ms) | "
+      "all-gathers | memory per GPU (GiB) | vs the first level |\n"
+      "|---|--:|---|--:|--:|--:|--:|--:|\n";
+  const WhatifRow* first = nullptr;
+  for (const auto& row : report.rows) {
+    const auto& sc = row.scenario;
+    const auto& r = row.result;
+    if (first == nullptr || first->scenario.fabric != sc.fabric ||
+        first->scenario.gpus != sc.gpus || sc.sharding == report.grid.shardings.front()) {
+      first = &row;
+    }
+    out += "| " + md_cell(sc.fabric) + " | " + std::to_string(sc.gpus) + " | " + sc.sharding +
+           " | " + fmt("%.2f", ms(r.iteration)) + " | " +
+           fmt("%.2f", ms(parts_of(r).comm_exposed)) + " | " +
+           std::to_string(r.gathers_per_iteration) + " | " +
+           fmt("%.2f", r.memory.total() / model::kGiB) + " | " +
+           fmt("%.2fx", static_cast<double>(r.iteration) /
+                            static_cast<double>(std::max<Nanos>(1, first->result.iteration))) +
+           " |\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string whatif_markdown(const WhatifReport& report) {
   std::string out = "# What-if: " + report.title + "\n\n";
   out += "Reproduce: `" + report.command + "`\n\n";
@@ -254,6 +291,7 @@ std::string whatif_markdown(const WhatifReport& report) {
            fmt("%.2f", ms(p.comm_exposed)) + " | " + fmt("%.2f", ms(p.comm_overlapped)) + " | " +
            r.bound + " |\n";
   }
+  out += sharding_section(report);
   out += "\n## Bottlenecks\n\n";
   for (const auto& row : report.rows) {
     out += "- " + md_cell(sim::point_label(report.grid, row.scenario)) + ": " +

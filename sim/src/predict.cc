@@ -13,6 +13,7 @@
 #include "dagsgd/sim/engine.h"
 #include "dagsgd/sim/flow_network.h"
 #include "intervals.h"
+#include "sharded.h"
 
 namespace dagsgd::sim {
 
@@ -29,7 +30,8 @@ struct Run {
   std::uint64_t events = 0;
   std::vector<TimelineSpan> timeline;
   std::vector<LinkUse> links;
-  Nanos interference = 0;  // compute added beside collectives in flight, one worker
+  Nanos interference = 0;   // compute added beside collectives in flight, one worker
+  detail::ShardCost shard;  // sharded data parallelism's gathers
 };
 
 // The flow-level tier of one simulation: the collectives' transfers and the links' speed.
@@ -118,7 +120,8 @@ struct Simulator {
 // collectives' transfers share the network it returns.
 model::Expected<std::unique_ptr<FlowNetwork>> run_dag(Simulator& sim, const model::SsgdDag& dag,
                                                       const PredictRequest& req,
-                                                      const FlowTier* flow) {
+                                                      const FlowTier* flow,
+                                                      const detail::ShardPricer* shard) {
   const auto& groups = dag.config().groups;
   std::unique_ptr<FlowNetwork> net;
   if (flow != nullptr && !groups.empty()) {
@@ -127,8 +130,14 @@ model::Expected<std::unique_ptr<FlowNetwork>> run_dag(Simulator& sim, const mode
                           req.exchange.stack->library.peer_transfers == "serial");
     for (int it = 0; it < dag.iterations(); ++it) {
       for (int g = 0; g < dag.group_count(); ++g) {
-        net->assign(dag.comm_id(it, g),
-                    flow->flows->plan(groups[static_cast<std::size_t>(g)].elements));
+        const std::int64_t elements = groups[static_cast<std::size_t>(g)].elements;
+        if (shard == nullptr) {
+          net->assign(dag.comm_id(it, g), flow->flows->plan(elements));
+          continue;
+        }
+        auto plan = shard->plan(model::CollectiveOp::kReduceScatter, elements);
+        if (!plan) return plan.error();
+        net->assign(dag.comm_id(it, g), std::move(*plan));
       }
     }
   }
@@ -139,7 +148,9 @@ model::Expected<std::unique_ptr<FlowNetwork>> run_dag(Simulator& sim, const mode
 // Interference (docs/gpu-effects.md): each forward and backward of the simulated last iteration
 // runs (slowdown - 1) x longer for the time a collective was in flight beside it. Workers are
 // alike in predict, so worker 0's overlap stands for every worker's; the layers' times in
-// `layers` grow by it. Returns the compute added to one worker's iteration.
+// `layers` grow by it. A task's compute is the end of it, `layers`' time of it (a sharded job's
+// wait for its parameters, before it, computes nothing). Returns the compute added to one
+// worker's iteration.
 Nanos slow_compute_beside_comm(const model::SsgdDag& dag, const SsgdSimResult& r, double slowdown,
                                std::vector<model::LayerTime>& layers) {
   const int last = dag.iterations() - 1;
@@ -149,16 +160,17 @@ Nanos slow_compute_beside_comm(const model::SsgdDag& dag, const SsgdSimResult& r
     comm.push_back({r.start(id), r.finish(id)});
   }
   comm = merge(std::move(comm));
-  auto added_to = [&](int position) {
+  auto added_to = [&](int position, Nanos compute) {
     const model::TaskId id = dag.task_id(last, 0, position);
-    const Nanos beside = length_and(comm, {{r.start(id), r.finish(id)}});
+    const Nanos start = std::max(r.start(id), r.finish(id) - compute);
+    const Nanos beside = length_and(comm, {{start, r.finish(id)}});
     return std::llround(static_cast<double>(beside) * (slowdown - 1));
   };
   Nanos added = 0;
   for (int l = 0; l < dag.layers(); ++l) {
     auto& layer = layers[static_cast<std::size_t>(l)];
-    const Nanos forward = added_to(model::SsgdDag::kFirstForward + l);
-    const Nanos backward = added_to(dag.first_backward() + dag.layers() - 1 - l);
+    const Nanos forward = added_to(model::SsgdDag::kFirstForward + l, layer.forward);
+    const Nanos backward = added_to(dag.first_backward() + dag.layers() - 1 - l, layer.backward);
     layer.forward += forward;
     layer.backward += backward;
     added += forward + backward;
@@ -166,9 +178,33 @@ Nanos slow_compute_beside_comm(const model::SsgdDag& dag, const SsgdSimResult& r
   return added;
 }
 
+// Moves sharding's waits for all-gathers out of the compute they were folded into (the DAG's
+// forward, backward and update tasks) into exposed communication.
+void account_gathers(const detail::ShardCost& s, IterationAnalysis& a) {
+  Breakdown& b = a.breakdown;
+  b.forward -= s.forward_wait;
+  b.backward -= s.backward_wait;
+  b.update -= s.update_gather;
+  b.comm_total += s.gathers;
+  b.comm_exposed += s.forward_wait + s.backward_wait + s.update_gather;
+  auto& by_kind = a.critical_path.by_kind;
+  Nanos moved = 0;
+  for (auto [kind, wait] : {std::pair{model::TaskKind::kForward, s.forward_wait},
+                            {model::TaskKind::kBackward, s.backward_wait},
+                            {model::TaskKind::kUpdate, s.update_gather}}) {
+    Nanos& t = by_kind[static_cast<std::size_t>(kind)];
+    const Nanos m = std::min(t, wait);
+    t -= m;
+    moved += m;
+  }
+  by_kind[static_cast<std::size_t>(model::TaskKind::kComm)] += moved;
+}
+
+// `shard`: how a sharded job's collectives are priced in this run (nullptr: not sharded).
 model::Expected<Run> simulate_once(Simulator& sim, const PredictRequest& req, int workers,
                                    const model::CommTimeFn& comm, bool with_comm,
-                                   bool keep_timeline = false, const FlowTier* flow = nullptr) {
+                                   bool keep_timeline = false, const FlowTier* flow = nullptr,
+                                   const detail::ShardPricer* shard = nullptr) {
   model::SsgdConfig c;
   c.layers = req.layers;
   scale_compute(c.layers, straggler_factor(req, workers));
@@ -179,26 +215,41 @@ model::Expected<Run> simulate_once(Simulator& sim, const PredictRequest& req, in
   c.h2d = req.h2d;
   c.update = req.update;
   if (workers > 1) add_copies(c.layers, c.update, req);
-  if (with_comm && workers > 1) c.groups = model::make_groups(c.layers, req.overlap, comm);
+  if (!with_comm || workers < 2) shard = nullptr;
+  detail::ShardCost shard_cost;
+  const std::vector<model::LayerTime> compute = c.layers;  // without waits for parameters
+  if (shard != nullptr) {
+    shard_cost = detail::apply_sharding(req.sharding, c, req.overlap, *shard);
+  } else if (with_comm && workers > 1) {
+    c.groups = model::make_groups(c.layers, req.overlap, comm);
+  }
   // Sizes and times from input: an Error before any memory is spent on the DAG.
   DAGSGD_TRY(model::check_ssgd_config(c, /*compact=*/true));
   auto dag = std::make_unique<const model::SsgdDag>(std::move(c));
-  auto net = run_dag(sim, *dag, req, flow);
+  const detail::ShardPricer* shard_flows = flow != nullptr ? shard : nullptr;
+  auto net = run_dag(sim, *dag, req, flow, shard_flows);
   if (!net) return net.error();
   Run run;
   if (req.compute_slowdown > 1 && dag->group_count() > 0) {
     // Once more with the slowed compute; the gradient groups stay those of the first run.
     model::SsgdConfig slowed = dag->config();
+    slowed.layers = compute;
     run.interference =
         slow_compute_beside_comm(*dag, sim.result, req.compute_slowdown, slowed.layers);
+    // The gathers wait for the slowed compute.
+    if (shard != nullptr && model::shards_parameters(req.sharding)) {
+      detail::add_gather_waits(slowed, *shard, shard_cost);
+    }
     DAGSGD_TRY(model::check_ssgd_config(slowed, /*compact=*/true));
     dag = std::make_unique<const model::SsgdDag>(std::move(slowed));
-    net = run_dag(sim, *dag, req, flow);
+    net = run_dag(sim, *dag, req, flow, shard_flows);
     if (!net) return net.error();
   }
   const int last = dag->iterations() - 1;
   const SsgdSimResult& r = sim.result;
   run.analysis = analyze_iteration(*dag, r, last, 0);
+  run.shard = shard_cost;
+  account_gathers(shard_cost, run.analysis);
   // The longest duration dagsgd states (docs/limits.md): beyond it an answer is no answer.
   if (run.analysis.end - run.analysis.start >= model::kMaxDuration) {
     return model::Error{"the simulated iteration takes " +
@@ -279,17 +330,39 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
   const FlowTier* with_flow = flows ? &flow : nullptr;
   const FlowTier* with_flow_fast = flows ? &flow_fast : nullptr;
 
+  // Sharded data parallelism: its reduce-scatters and all-gathers in each run's tier.
+  const bool sharded = req.sharding != model::Sharding::kNone;
+  if (sharded && req.easgd) return model::Error{"sharding needs --sync bsp (not EASGD)"};
+  if (sharded && req.exchange.topk > 0) {
+    return model::Error{"sharding reduce-scatters dense gradients: top-k must be 0"};
+  }
+  detail::ShardPricer shard{req.topology};
+  shard.element_bytes = model::bytes_per_element(req.exchange.precision);
+  if (flows) {
+    shard.flows = &*flows;
+    shard.cluster = req.cluster.get();
+  }
+  detail::ShardPricer shard_fast = shard;
+  shard_fast.topology = faster(req.topology, 2.0);
+  shard_fast.bandwidth_scale = 2.0;
+  detail::ShardPricer shard_free = shard;
+  shard_free.free = true;
+  const auto* on_main = sharded ? &shard : nullptr;
+  const auto* on_fast = sharded ? &shard_fast : nullptr;
+  const auto* on_free = sharded ? &shard_free : nullptr;
+
   // With EASGD the per-iteration DAG has no gradient exchange; parameters are averaged with the
   // center every tau iterations, after the update, with nothing to overlap.
   const bool easgd = req.easgd.has_value();
   Simulator sim;
-  auto main = simulate_once(sim, req, workers, comm, !easgd, req.keep_timeline, with_flow);
+  auto main = simulate_once(sim, req, workers, comm, !easgd, req.keep_timeline, with_flow, on_main);
   if (!main.ok()) return main.error();
   auto single = simulate_once(sim, req, 1, comm_free, false);
   if (!single.ok()) return single.error();
-  auto free_run = simulate_once(sim, req, workers, comm_free, !easgd);
+  auto free_run = simulate_once(sim, req, workers, comm_free, !easgd, false, nullptr, on_free);
   if (!free_run.ok()) return free_run.error();
-  auto fast_run = simulate_once(sim, req, workers, comm_fast, !easgd, false, with_flow_fast);
+  auto fast_run =
+      simulate_once(sim, req, workers, comm_fast, !easgd, false, with_flow_fast, on_fast);
   if (!fast_run.ok()) return fast_run.error();
 
   PredictResult out;
@@ -334,6 +407,25 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
         std::max_element(out.groups.begin(), out.groups.end(),
                          [](const auto& a, const auto& b) { return a.elements < b.elements; });
     out.algorithm = cm.algorithm_for(largest->elements);
+  }
+  if (sharded && workers > 1) out.algorithm = "ring reduce_scatter + allgather";
+  out.sharding = model::sharding_name(req.sharding);
+  out.gathers_per_iteration = main->shard.gathers_per_iteration;
+  out.memory = model::gpu_memory(req.sharding, params, workers, req.exchange.precision,
+                                 main->shard.gathered_elements, req.activation_bytes);
+  out.gpu_memory = req.gpu_memory;
+  // The model states are exact; the activations counted from the network file are an upper
+  // bound (every layer's output kept), so only the states refuse a job.
+  if (req.gpu_memory > 0 && out.memory.total() - out.memory.activations > req.gpu_memory) {
+    model::GpuMemory states = out.memory;
+    states.activations = 0;
+    return model::Error{"the job does not fit the GPU's memory: its model states take " +
+                        model::memory_text(states) + " per GPU, above its " +
+                        model::fmt("%.2f", req.gpu_memory / model::kGiB) + " GiB" +
+                        (model::shards_parameters(req.sharding)
+                             ? ""
+                             : "; sharding (--sharding zero1|zero2|zero3) divides the model "
+                               "states over the GPUs")};
   }
   out.single_gpu_iteration = single->analysis.time();
   out.effects = effect_costs(req, workers);

@@ -142,6 +142,13 @@ Expected<Exchange> resolve_exchange(const ExchangeSpec& spec) {
     return Error{"top-k fraction must be in [0, 1] (got " + model::num(spec.topk) + ")"};
   }
   e.topk = spec.topk;
+  auto sharding = model::parse_sharding(spec.sharding);
+  if (!sharding) return sharding.error();
+  e.sharding = *sharding;
+  if (e.sharding != model::Sharding::kNone && e.topk > 0) {
+    return Error{"sharding '" + spec.sharding +
+                 "' reduce-scatters dense gradients: it does not combine with top-k"};
+  }
   return e;
 }
 
@@ -321,6 +328,14 @@ Expected<PredictRequest> NetworkWorkload::request(const Scenario& s) const {
   r.exchange.topk = s.exchange.topk;
   r.exchange.stack = s.exchange.stack;
   r.easgd = easgd_;
+  r.sharding = s.exchange.sharding;
+  if (r.sharding != model::Sharding::kNone && easgd_) {
+    return model::Error{"sharding '" + std::string(model::sharding_name(r.sharding)) +
+                        "' needs --sync bsp"};
+  }
+  // What forward keeps for backward: each layer's output, per sample, in the compute precision.
+  r.activation_bytes = model::activation_bytes(network_, spec_.batch, precision);
+  r.gpu_memory = gpu_.memory_bytes;
   r.noise_cv = noise_cv_;
   r.compute_slowdown = compute_slowdown_;
   // Framework copies: what the stack's framework copies around its buckets, on a GPU.
@@ -424,6 +439,14 @@ Description NetworkWorkload::describe(const Scenario& s) const {
     d.push_back({"framework copies", num(r->copy_in_bytes) + " + " + num(r->copy_back_bytes) +
                                          " bytes per gradient element at " +
                                          num(r->memory_bandwidth / 1e9) + " GB/s"});
+  }
+  if (s.exchange.sharding != model::Sharding::kNone) {
+    d.push_back({"sharding", std::string(model::sharding_name(s.exchange.sharding)) +
+                                 (model::shards_parameters(s.exchange.sharding)
+                                      ? " (parameters, gradients and optimizer state sharded)"
+                                  : model::shards_gradients(s.exchange.sharding)
+                                      ? " (gradients and optimizer state sharded)"
+                                      : " (optimizer state sharded)")});
   }
   if (spec_.input_rate > 0) {
     d.push_back({"input", "at most " + num(spec_.input_rate) + " samples/s per node (" +

@@ -24,6 +24,7 @@ std::string variant_label(const SweepGrid& grid, const SweepPoint& p) {
   if (grid.overlaps.size() > 1) parts.push_back(p.overlap);
   if (grid.precisions.size() > 1) parts.push_back(p.precision);
   if (grid.topks.size() > 1) parts.push_back(p.topk > 0 ? "top-k " + model::num(p.topk) : "dense");
+  if (grid.shardings.size() > 1) parts.push_back(p.sharding);
   std::string out;
   for (const auto& part : parts) out += (out.empty() ? "" : ", ") + part;
   return out;
@@ -75,7 +76,8 @@ Expected<void> check_grid(const SweepGrid& grid) {
        {std::pair<const char*, std::size_t>{"collective algorithm", grid.algorithms.size()},
         {"overlap policy", grid.overlaps.size()},
         {"precision", grid.precisions.size()},
-        {"top-k fraction", grid.topks.size()}}) {
+        {"top-k fraction", grid.topks.size()},
+        {"sharding level", grid.shardings.size()}}) {
     if (n == 0) return Error{std::string("sweep: give at least one ") + what};
   }
   for (int g : grid.gpus) {
@@ -97,19 +99,22 @@ Expected<void> check_grid(const SweepGrid& grid) {
   }
   std::size_t points = 1;
   std::string dims;
-  for (std::size_t n : {grid.fabrics.size(), grid.gpus.size(), grid.algorithms.size(),
-                        grid.overlaps.size(), grid.precisions.size(), grid.topks.size()}) {
+  for (std::size_t n :
+       {grid.fabrics.size(), grid.gpus.size(), grid.algorithms.size(), grid.overlaps.size(),
+        grid.precisions.size(), grid.topks.size(), grid.shardings.size()}) {
     points = points > kMaxSweepPoints ? points : points * n;
     dims += (dims.empty() ? "" : " x ") + std::to_string(n);
   }
   if (points > grid.max_points) {
-    return Error{"sweep: the grid has " +
-                 (points > kMaxSweepPoints ? "more than " + std::to_string(kMaxSweepPoints)
-                                           : std::to_string(points)) +
-                 " points (fabrics x GPU counts x algorithms x overlaps x precisions x top-k: " +
-                 dims + "), more than the limit of " + std::to_string(grid.max_points) +
-                 "; give fewer values, or raise the limit with --max-points (at most " +
-                 std::to_string(kMaxSweepPoints) + ")"};
+    return Error{
+        "sweep: the grid has " +
+        (points > kMaxSweepPoints ? "more than " + std::to_string(kMaxSweepPoints)
+                                  : std::to_string(points)) +
+        " points (fabrics x GPU counts x algorithms x overlaps x precisions x top-k x sharding "
+        "levels: " +
+        dims + "), more than the limit of " + std::to_string(grid.max_points) +
+        "; give fewer values, or raise the limit with --max-points (at most " +
+        std::to_string(kMaxSweepPoints) + ")"};
   }
   return model::ok();
 }
@@ -138,18 +143,21 @@ Expected<std::vector<SweepPoint>> expand_grid(const SweepGrid& grid,
         for (const auto& o : grid.overlaps) {
           for (const auto& p : grid.precisions) {
             for (double k : grid.topks) {
-              SweepPoint s = shared;
-              s.fabric = grid.fabrics[fi];
-              s.intra = pairs[fi].intra;
-              s.inter = pairs[fi].inter;
-              s.gpus = g;
-              s.gpus_per_node = std::min(g, grid.gpus_per_node);
-              s.nodes = g / s.gpus_per_node;
-              s.algorithm = a;
-              s.overlap = o;
-              s.precision = p;
-              s.topk = k;
-              out.push_back(std::move(s));
+              for (const auto& sh : grid.shardings) {
+                SweepPoint s = shared;
+                s.fabric = grid.fabrics[fi];
+                s.intra = pairs[fi].intra;
+                s.inter = pairs[fi].inter;
+                s.gpus = g;
+                s.gpus_per_node = std::min(g, grid.gpus_per_node);
+                s.nodes = g / s.gpus_per_node;
+                s.algorithm = a;
+                s.overlap = o;
+                s.precision = p;
+                s.topk = k;
+                s.sharding = sh;
+                out.push_back(std::move(s));
+              }
             }
           }
         }
@@ -338,6 +346,10 @@ std::string result_to_wire(const PredictResult& r) {
   nlohmann::json effects = nlohmann::json::array();
   for (const auto& e : r.effects) effects.push_back({e.effect, e.time, e.detail});
   j["effects"] = effects;
+  j["sharding"] = r.sharding;
+  j["gathers"] = r.gathers_per_iteration;
+  const model::GpuMemory& m = r.memory;
+  j["memory"] = {m.parameters, m.gradients, m.optimizer, m.gathered, m.activations, r.gpu_memory};
   return j.dump();
 }
 
@@ -384,6 +396,12 @@ Expected<PredictResult> result_from_wire(const std::string& text) {
       r.effects.push_back(
           {e.at(0).get<std::string>(), e.at(1).get<Nanos>(), e.at(2).get<std::string>()});
     }
+    r.sharding = j.at("sharding").get<std::string>();
+    r.gathers_per_iteration = j.at("gathers").get<int>();
+    const auto& m = j.at("memory");
+    r.memory = {m.at(0).get<double>(), m.at(1).get<double>(), m.at(2).get<double>(),
+                m.at(3).get<double>(), m.at(4).get<double>()};
+    r.gpu_memory = m.at(5).get<double>();
     return r;
   } catch (const nlohmann::json::exception& e) {
     return Error{std::string("result: malformed: ") + e.what()};

@@ -14,6 +14,11 @@ const char* const kOverlapHelp =
     "none, wfbp, mgwfbp, bucket:MB[,FIRST_MB] (PyTorch DDP), fusion:MB,CYCLE_MS (Horovod), or "
     "framework (the --stack framework's grouping; the default with such a stack)";
 
+const char* const kShardingHelp =
+    "none (allreduce), zero1 (optimizer state sharded), zero2 (and gradients), zero3 or fsdp "
+    "(and parameters, all-gathered before each unit's forward and backward); docs/"
+    "communication.md";
+
 // The network-spec flags (a traced run keeps what it measured).
 void add_network_flags(CLI::App& app, sim::NetworkSpec& n, ScenarioUse use) {
   auto* network = app.add_option("--network", n.network,
@@ -170,6 +175,9 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
         ->check(fraction())
         ->delimiter(',')
         ->capture_default_str();
+    app.add_option("--sharding", f.grid.shardings, std::string("Sharding levels: ") + kShardingHelp)
+        ->delimiter(',')
+        ->capture_default_str();
     app.add_option("--max-points", f.grid.max_points,
                    "Refuse a grid of more points than this (the product of the lists above)")
         ->check(whole_number(1, static_cast<long>(sim::kMaxSweepPoints)))
@@ -194,6 +202,7 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
                  "Send only this fraction of gradient elements (0 = dense)")
       ->check(fraction())
       ->capture_default_str();
+  app.add_option("--sharding", f.exchange.sharding, kShardingHelp)->capture_default_str();
 }
 
 model::Expected<sim::Catalogs> load_catalogs(const ScenarioFlags& f) {

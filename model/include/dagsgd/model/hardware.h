@@ -17,6 +17,7 @@ struct GpuSpec {
   double fp32_flops = 0;        // peak FP32, FLOP/s
   double fp16_flops = 0;        // peak FP16/BF16 dense tensor, FLOP/s
   double memory_bandwidth = 0;  // bytes/s
+  double memory_bytes = 0;      // device memory capacity; 0: not given (not checked)
   // A CPU node as one worker ("device": "cpu"): the GPU-side effects around the wire
   // (docs/gpu-effects.md) do not apply to it.
   bool cpu = false;

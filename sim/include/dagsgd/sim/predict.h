@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dagsgd/model/comm_model.h"
+#include "dagsgd/model/sharding.h"
 #include "dagsgd/model/ssgd.h"
 #include "dagsgd/model/units.h"
 #include "dagsgd/sim/analysis.h"
@@ -53,6 +54,14 @@ struct PredictRequest {
   // the time a collective is in flight beside them (the simulation is run again with the
   // slowed compute); 1: none (one GPU, CPU ranks, or off).
   double compute_slowdown = 1;
+  // Sharded data parallelism (docs/communication.md): gradient groups reduce-scattered,
+  // parameters all-gathered (after the step, or per unit before forward and backward), the
+  // optimizer step on the shard. Not with EASGD or top-k.
+  model::Sharding sharding = model::Sharding::kNone;
+  // Memory per GPU: what forward keeps for backward (bytes), and the GPU's capacity (bytes; 0:
+  // unknown, not checked). A job whose memory exceeds the capacity is an Error.
+  double activation_bytes = 0;
+  double gpu_memory = 0;
 };
 
 // One task of the reported iteration, for drawing timelines; times from the iteration's start
@@ -100,6 +109,10 @@ struct PredictResult {
   std::string network_model = "analytic";  // "flow" with a cluster
   std::vector<LinkUse> busiest_links;      // flow tier: the busiest links, busiest first
   std::vector<EffectCost> effects;         // each effect that is on, in a fixed order
+  std::string sharding = "none";           // model::sharding_name of the request's level
+  int gathers_per_iteration = 0;           // parameter all-gathers of one iteration
+  model::GpuMemory memory;                 // per GPU (model states as the level divides them)
+  double gpu_memory = 0;                   // the GPU's capacity in bytes; 0: unknown
 };
 
 // Builds and simulates the DAG with every worker present (no symmetry shortcut).

@@ -13,6 +13,7 @@
 #include "dagsgd/model/expected.h"
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/model/network.h"
+#include "dagsgd/model/sharding.h"
 #include "dagsgd/model/ssgd.h"
 #include "dagsgd/model/stack.h"
 #include "dagsgd/sim/cluster_topology.h"
@@ -61,6 +62,7 @@ struct ExchangeSpec {
   std::string precision = "fp32";  // fp32, fp16
   double topk = 0;                 // fraction of gradient elements sent; 0 = dense
   std::string stack;               // a software stack (bundled name or file); "" = none
+  std::string sharding = "none";   // none, zero1, zero2, zero3, fsdp (model::parse_sharding)
 };
 
 // The overlap policy that stands for the stack framework's grouping.
@@ -88,6 +90,7 @@ struct Exchange {
   std::string precision_name = "fp32";
   double topk = 0;
   std::shared_ptr<const model::StackSpec> stack;  // nullptr: the formulas on the bare links
+  model::Sharding sharding = model::Sharding::kNone;
 };
 
 struct Scenario {

@@ -33,6 +33,7 @@ struct SweepGrid {
   std::vector<std::string> overlaps{"wfbp"};
   std::vector<std::string> precisions{"fp32"};
   std::vector<double> topks{0};
+  std::vector<std::string> shardings{"none"};
   // The same for every point (HardwareSpec's and ExchangeSpec's fields of the same names).
   std::string stack;
   std::string topology;
@@ -54,6 +55,7 @@ struct SweepPoint {
   std::string overlap = "wfbp";
   std::string precision = "fp32";
   double topk = 0;
+  std::string sharding = "none";
   std::string stack;
   std::string topology;
   std::string cluster_network = "single-switch";
@@ -61,7 +63,7 @@ struct SweepPoint {
   HardwareSpec hardware() const {
     return {nodes, gpus_per_node, intra, inter, topology, cluster_network, network_model};
   }
-  ExchangeSpec exchange() const { return {algorithm, overlap, precision, topk, stack}; }
+  ExchangeSpec exchange() const { return {algorithm, overlap, precision, topk, stack, sharding}; }
 };
 
 // The swept dimensions other than fabric and GPU count that have more than one value, e.g.
@@ -70,7 +72,8 @@ std::string variant_label(const SweepGrid& grid, const SweepPoint& p);
 // "10gbe, 32 GPUs" plus the variant, for sentences and axis labels.
 std::string point_label(const SweepGrid& grid, const SweepPoint& p);
 
-// Every combination, in a fixed order (fabric, GPU count, algorithm, overlap, precision, top-k).
+// Every combination, in a fixed order (fabric, GPU count, algorithm, overlap, precision, top-k,
+// sharding).
 // A GPU count above gpus_per_node must be a multiple of it; fabric names are checked against
 // the catalog (unknown names list the valid ones).
 model::Expected<std::vector<SweepPoint>> expand_grid(const SweepGrid& grid,
