@@ -215,8 +215,8 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
   std::string manifest_path;
   if (paths.size() == 1 && fs::is_directory(paths[0])) {
     const fs::path dir(paths[0]);
-    if (fs::exists(dir / kManifestName)) {
-      manifest_path = (dir / kManifestName).string();
+    manifest_path = find_manifest(dir.string());
+    if (!manifest_path.empty()) {
       auto m = read_manifest(dir.string());
       if (!m) return m.error();
       run.source = m->kind == "collect" ? RunSource::kDagsgdCollect : RunSource::kDagsgdTrain;
@@ -249,8 +249,8 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
       }
       std::sort(files.begin(), files.end());
       if (files.empty()) {
-        return model::Error{"'" + paths[0] +
-                            "': neither a run directory (no manifest.json) nor a directory of "
+        return model::Error{"'" + paths[0] + "': neither a run directory (no " + kManifestName +
+                            ") nor a directory of "
                             ".json/.json.gz traces"};
       }
     }

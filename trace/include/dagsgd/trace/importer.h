@@ -162,7 +162,7 @@ model::Expected<ImportedRank> import_trace_text(model::FileText text, const std:
                                                 int rank_hint, FileReport& report,
                                                 const ImportOptions& options);
 
-// A run: one directory (a dagsgd run directory with manifest.json, or a directory of Kineto
+// A run: one directory (a dagsgd run directory with its manifest, or a directory of Kineto
 // .json/.json.gz files) or a list of trace files. Refused (an Error naming the files): rank
 // traces whose run ids differ from each other or from the manifest's (traces of two runs), a
 // manifest whose status is "ok" but that lists other than `ranks` traces, traces whose world
