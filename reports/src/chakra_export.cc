@@ -162,6 +162,7 @@ class Projection {
     n.trace_collective = static_cast<int>(ci);
     n.comm_size = c.bytes;
     n.comm_ranks = c.ranks;
+    n.traced_collective = c.name;
     n.task = c.task;
     return push(r, std::move(n));
   }
@@ -203,12 +204,17 @@ bool chakra_collective(trace::CollectiveKind kind, ChakraCollective& out) {
   // Every collective kind but kNone has its Chakra type.
   static constexpr std::pair<trace::CollectiveKind, ChakraCollective> kTypes[] = {
       {trace::CollectiveKind::kAllreduce, ChakraCollective::kAllReduce},
-      {trace::CollectiveKind::kReduce, ChakraCollective::kReduce},
+      // ASTRA-sim has no reduce: an allreduce moves the same bytes per rank as a reduce by
+      // reduce-scatter and gather, and ends when the root would have its result.
+      {trace::CollectiveKind::kReduce, ChakraCollective::kAllReduce},
       {trace::CollectiveKind::kAllgather, ChakraCollective::kAllGather},
       {trace::CollectiveKind::kBroadcast, ChakraCollective::kBroadcast},
       {trace::CollectiveKind::kAlltoall, ChakraCollective::kAllToAll},
       {trace::CollectiveKind::kReduceScatter, ChakraCollective::kReduceScatter},
-      {trace::CollectiveKind::kBarrier, ChakraCollective::kBarrier}};
+      // ASTRA-sim has no barrier: an allreduce of the barrier's 0 bytes synchronises the same
+      // ranks; ASTRA-sim raises a collective's size to its smallest chunks
+      // (system/Sys.cc:1009-1018).
+      {trace::CollectiveKind::kBarrier, ChakraCollective::kAllReduce}};
   for (const auto& [k, type] : kTypes) {
     if (k == kind) {
       out = type;
@@ -271,6 +277,12 @@ std::string chakra_trace_file(const trace::ImportedRun& run, const trace::TraceD
       attr(node, "comm_type")->set_int64_val(static_cast<std::int64_t>(n.comm_type));
       attr(node, "comm_size")->set_int64_val(n.comm_size);
       attr(node, "comm_ranks")->set_int64_val(n.comm_ranks);
+      // The process group: "0", the default group of every NPU the traces give ASTRA-sim
+      // (Workload.cc:591-600), as PyTorch's default_pg is "0". Every collective the DAG joins
+      // spans every rank of the files; one it cannot join (its other ranks are not in the
+      // traces) can only run among the ranks that are.
+      attr(node, "pg_name")->set_string_val("0");
+      attr(node, "collective")->set_string_val(n.traced_collective);
     }
     // Ours, beside Chakra's: what the task was and its exact duration.
     attr(node, "duration_ns")->set_int64_val(n.duration);

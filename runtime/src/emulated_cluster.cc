@@ -419,7 +419,7 @@ int Experiments::run_iterations(const ExperimentRun& run) const {
 Measurement Experiments::train(const ExperimentRun& run, int repeat) const {
   Measurement m;
   m.run_dir = s_.out + "/runs/" + run.dir_name(repeat);
-  if (!(s_.reuse && fs::is_regular_file(m.run_dir + "/" + trace::kManifestName))) {
+  if (!(s_.reuse && !trace::find_manifest(m.run_dir).empty())) {
     auto argv = on_cluster(run.profile, run.ranks);
     argv.push_back(s_.dagsgd);
     argv.emplace_back("train");

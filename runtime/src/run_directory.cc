@@ -24,6 +24,7 @@ model::Expected<RunDirectory> RunDirectory::prepare(const std::string& path, boo
     }
     for (const auto& [rank, file] : d.rank_traces()) fs::remove(file, ec);
     fs::remove(fs::path(path) / trace::kManifestName, ec);
+    fs::remove(fs::path(path) / trace::kLegacyManifestName, ec);
     return d;
   }
   fs::path full = fs::absolute(path, ec).lexically_normal();

@@ -1,4 +1,4 @@
-// The run directory a traced run writes (manifest.json + rank-<r>.trace.json), made ready before
+// The run directory a traced run writes (run.manifest + rank-<r>.trace.json), made ready before
 // the run and taken away again if the run fails before writing anything into it.
 #pragma once
 

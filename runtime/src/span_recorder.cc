@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <variant>
 
 #include "dagsgd/runtime/clock_sync.h"
 
@@ -95,6 +96,10 @@ void SpanRecorder::fill(trace::Event& e, const Span& s) const {
   e.add(trace::arg::kIteration, s.iteration);
   if (s.layer >= 0) e.add(trace::arg::kLayer, std::int64_t{s.layer});
   if (s.group >= 0 && group_args_) group_args_(e, s.group, s.kind == Kind::kComm);
+  if (s.kind != Kind::kComm) return;
+  const auto* collective = e.find(trace::arg::kCollective);
+  const auto* name = collective ? std::get_if<std::string>(collective) : nullptr;
+  trace::add_comm_args(e, name ? *name : s.name, config_.world_size);
 }
 
 void SpanRecorder::place_device_event(trace::Event& e) {

@@ -98,7 +98,7 @@ class TrainingRun {
     if (!tracing()) return result;
     DAGSGD_TRY(finish_trace(end, result));
     result.run_dir = cfg_.trace_dir;
-    say("trace: " + cfg_.trace_dir + " (manifest.json, " + std::to_string(size_) +
+    say("trace: " + cfg_.trace_dir + " (run.manifest, " + std::to_string(size_) +
         " rank trace(s))");
     return result;
   }

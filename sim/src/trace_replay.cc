@@ -12,6 +12,7 @@
 
 #include "dagsgd/sim/flow_network.h"
 #include "dagsgd/sim/host_cpu.h"
+#include "dagsgd/trace/manifest.h"
 #include "replay_analysis.h"
 #include "replay_comm.h"
 
@@ -48,8 +49,9 @@ model::Expected<model::Dag> host_cpu_dag(const TraceDag& td, const ReplayOptions
   }
   const auto n = static_cast<std::size_t>(td.ranks);
   if (td.machines.size() != n || td.cpus.size() != n) {
-    return model::Error{"host-CPU model: '" + td.source +
-                        "/manifest.json' does not say which ranks shared a machine and how many "
+    std::string manifest = trace::find_manifest(td.source);
+    return model::Error{"host-CPU model: '" + (manifest.empty() ? td.source : manifest) +
+                        "' does not say which ranks shared a machine and how many "
                         "CPUs each had ('machines', 'cpus'); record the run again with this "
                         "version of dagsgd train"};
   }

@@ -78,7 +78,7 @@ TEST(ReplayMpi, TracedTwoRankRunReplaysWithinTolerance) {
   EXPECT_EQ(m["comm"]["source"], "run");
   EXPECT_EQ(m["comm"]["modeled_collectives"], 3 * 40);  // mlp: 3 layers with parameters
   // The manifest's mean is what replay compares against.
-  auto manifest = nlohmann::json::parse(dagsgd::testing::slurp(dir + "/manifest.json"));
+  auto manifest = nlohmann::json::parse(dagsgd::testing::slurp(dir + "/run.manifest"));
   EXPECT_NEAR(m["measured_iteration_s"].get<double>(),
               manifest["iterations"]["mean_s"].get<double>(), 1e-6);
   EXPECT_LT(std::abs(m["error"].get<double>()), 0.10) << modeled.out;
@@ -213,7 +213,7 @@ TEST(ReplayMpi, FlowTierAgreesWithoutSharingAndNamesTheBusiestLinks) {
 TEST(ReplayMpi, HostCpusFromTheManifest) {
   const std::string dir = traced_run("dagsgd-replay-mpi-cpus", 10);
   ASSERT_FALSE(dir.empty());
-  auto manifest = nlohmann::json::parse(dagsgd::testing::slurp(dir + "/manifest.json"));
+  auto manifest = nlohmann::json::parse(dagsgd::testing::slurp(dir + "/run.manifest"));
   const int cpus = manifest["cpus"][0].get<int>();
   auto as_traced = run_cli("replay --json " + dir + " --cpus " + std::to_string(cpus));
   ASSERT_EQ(as_traced.code, 0) << as_traced.err;
@@ -234,8 +234,8 @@ TEST(ReplayMpi, HostCpusFromTheManifest) {
   EXPECT_EQ(nlohmann::json::parse(spread.out)["host_cpus"]["machines"], 2);
   // A manifest from before 'machines' was recorded: the error names it.
   manifest.erase("machines");
-  std::ofstream(dir + "/manifest.json") << manifest.dump(2);
-  expect_refused("replay " + dir + " --cpus 2", dir + "/manifest.json' does not say");
+  std::ofstream(dir + "/run.manifest") << manifest.dump(2);
+  expect_refused("replay " + dir + " --cpus 2", dir + "/run.manifest' does not say");
   expect_refused("replay " + dir + " --ranks-per-machine 1", "--ranks-per-machine needs --cpus");
   fs::remove_all(dir);
 }

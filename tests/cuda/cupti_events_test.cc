@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/hta_conventions.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/runtime/cuda/cupti_records.h"
 #include "dagsgd/trace/trace_writer.h"
@@ -433,6 +434,29 @@ TEST(CuptiEvents, WrittenTraceIsKinetoJson) {
     }
   }
   EXPECT_EQ(kernels, 1);
+
+  // As Holistic Trace Analysis reads it (tests/common/hta_conventions.h): the kernel is device
+  // work on its stream and device, linked by its correlation id to the launch, a CPU event.
+  namespace hta = dagsgd::testing::hta;
+  EXPECT_EQ(hta::rank_of(path), 0);
+  int device = 0;
+  int linked = 0;
+  for (const auto& e : evs) {
+    if (e["ph"] != "X" || !hta::on_device(e)) continue;
+    ++device;
+    EXPECT_TRUE(hta::kernel_category(e["cat"].get<std::string>())) << e.dump();
+    EXPECT_EQ(hta::int_arg(e, "stream"), 7);
+    EXPECT_EQ(hta::int_arg(e, "device"), 1);
+    for (const auto& c : evs) {
+      if (c["ph"] == "X" && !hta::on_device(c) && c["cat"] == "cuda_runtime" &&
+          hta::launch_call(c["name"].get<std::string>()) &&
+          hta::int_arg(c, "correlation") == hta::int_arg(e, "correlation")) {
+        ++linked;
+      }
+    }
+  }
+  EXPECT_EQ(device, 1);
+  EXPECT_EQ(linked, 1);
 }
 
 TEST(CuptiEvents, KindNames) {

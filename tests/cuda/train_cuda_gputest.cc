@@ -72,7 +72,7 @@ void train_and_check(std::string extra, int iters, int groups) {
   EXPECT_LT(test_loss, train_loss) << r.out;
   EXPECT_GT(accuracy, 60.0) << r.out;
 
-  auto manifest = read_json(dir / "manifest.json");
+  auto manifest = read_json(dir / "run.manifest");
   EXPECT_EQ(manifest["config"]["device"], "cuda");
   EXPECT_EQ(manifest["config"]["backend"], "cuda-cublas");
   const std::set<std::string> layers = {"fc1", "fc2", "fc3"};

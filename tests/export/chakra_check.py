@@ -21,11 +21,14 @@ import subprocess
 import sys
 import tempfile
 
-CHAKRA_TYPES = {"allreduce": "ALL_REDUCE", "reduce": "REDUCE", "allgather": "ALL_GATHER",
+# ASTRA-sim's workload layer issues these collective types only and throws on any other
+# (astra-sim/workload/Workload.cc:347-390): a reduce is exported as an allreduce of its size, a
+# barrier as an allreduce of its 0 bytes (docs/formats.md).
+CHAKRA_TYPES = {"allreduce": "ALL_REDUCE", "reduce": "ALL_REDUCE", "allgather": "ALL_GATHER",
                 "broadcast": "BROADCAST", "alltoall": "ALL_TO_ALL",
-                "reduce_scatter": "REDUCE_SCATTER", "barrier": "BARRIER"}
-COMM_TYPE_VALUES = {"ALL_REDUCE": 0, "REDUCE": 1, "ALL_GATHER": 2, "BROADCAST": 5,
-                    "ALL_TO_ALL": 6, "REDUCE_SCATTER": 7, "BARRIER": 9}
+                "reduce_scatter": "REDUCE_SCATTER", "barrier": "ALL_REDUCE"}
+COMM_TYPE_VALUES = {"ALL_REDUCE": 0, "ALL_GATHER": 2, "BROADCAST": 5, "ALL_TO_ALL": 6,
+                    "REDUCE_SCATTER": 7}
 
 
 def fail(msg):
@@ -163,6 +166,10 @@ def check_structure(path, meta, nodes, rank, ranks):
         if one(n, "type") == "COMM_COLL_NODE":
             check(a.get("comm_type", 0) in COMM_TYPE_VALUES.values() and "comm_size" in a,
                   f"{path}: node {i} collective attributes {a}")
+            # Workload.cc:289-291 throws on a comm node on the CPU; 591-600: pg_name "0" is the
+            # default group of every NPU.
+            check(a["is_cpu_op"] is False and a.get("pg_name") == "0" and a.get("collective"),
+                  f"{path}: node {i} collective attributes {a}")
 
 
 def export(args, inputs, out, extra=()):
@@ -205,7 +212,7 @@ def events(path):
 # NCCL kernel names (ncclKernel_AllReduce_RING_LL_Sum_float) and Chakra's types.
 KERNEL_TYPES = [("AllReduce", "ALL_REDUCE"), ("AllGather", "ALL_GATHER"),
                 ("ReduceScatter", "REDUCE_SCATTER"), ("Broadcast", "BROADCAST"),
-                ("Reduce", "REDUCE")]
+                ("Reduce", "ALL_REDUCE")]
 DTYPE_BYTES = {"Float": 4, "Half": 2, "BFloat16": 2, "Double": 8, "Int": 4, "Long": 8,
                "Char": 1, "Byte": 1, "Int8": 1}
 
@@ -304,7 +311,8 @@ def mpi(args):
         for n, e in zip(colls, calls):
             a = attrs(n)
             want = COMM_TYPE_VALUES[CHAKRA_TYPES[e["args"]["collective"]]]
-            check(a["comm_type"] == want and a["comm_size"] == e["args"]["bytes"],
+            check(a["comm_type"] == want and a["comm_size"] == e["args"]["bytes"]
+                  and a["collective"] == e["args"]["collective"],
                   f"rank {rank}: {a} for {e['name']} {e['args']}")
         # One chain per rank: each call after the one before (through the host time between).
         ids = [one(n, "id", 0) for n in colls]

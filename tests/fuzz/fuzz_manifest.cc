@@ -1,4 +1,4 @@
-// Fuzz target: manifest.json of a run directory. An Error, or a manifest whose numbers are in
+// Fuzz target: the manifest of a run directory. An Error, or a manifest whose numbers are in
 // range, whose trace paths stay inside the run directory, and that survives a write and re-read.
 #include <cstddef>
 #include <cstdint>

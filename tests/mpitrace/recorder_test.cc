@@ -84,6 +84,9 @@ TEST(Recorder, WritesCallsAndAsyncSpansOnRankZerosClock) {
   EXPECT_EQ((*a)["args"]["comm_size"], 4);
   EXPECT_EQ((*a)["args"]["phase"], "comm");
   EXPECT_FALSE((*a)["args"].contains("peer"));
+  // PyTorch's communication args, which HTA parses (hta/configs/default_event_args.py:176-205).
+  EXPECT_EQ((*a)["args"]["Collective name"], "allreduce");
+  EXPECT_EQ((*a)["args"]["Group size"], 4);
 
   const auto* s = find_event(j, "MPI_Isend", 'X');
   ASSERT_NE(s, nullptr);
@@ -97,6 +100,7 @@ TEST(Recorder, WritesCallsAndAsyncSpansOnRankZerosClock) {
   ASSERT_NE(w, nullptr);
   EXPECT_EQ((*w)["args"]["requests"], 1);
   EXPECT_FALSE((*w)["args"].contains("comm_size"));
+  EXPECT_FALSE((*w)["args"].contains("Collective name"));
 
   const auto* info = find_event(j, "dagsgd_rank_info", 'M');
   ASSERT_NE(info, nullptr);
@@ -239,7 +243,7 @@ TEST(CollectUsage, FailedCollectLeavesNoDirectoryItMade) {
   ASSERT_TRUE(model::write_file(dir + "/notes.txt", "mine", true).ok());
   collect_fails("--force --out " + dir + " -- false", 1);
   EXPECT_TRUE(std::filesystem::exists(dir + "/notes.txt"));
-  EXPECT_FALSE(std::filesystem::exists(dir + "/manifest.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/run.manifest"));
   std::filesystem::remove_all(dir);
 }
 

@@ -183,6 +183,8 @@ TEST(ChakraExport, OurRuntimeRunMatchesItsDag) {
     EXPECT_EQ(colls[0]->comm_size, 4000);
     EXPECT_EQ(colls[1]->comm_size, 1000);
     EXPECT_EQ(colls[0]->comm_ranks, 2);
+    EXPECT_EQ(colls[0]->traced_collective, "allreduce");
+    EXPECT_FALSE(colls[0]->cpu_op);  // ASTRA-sim throws on a comm node on the CPU (Workload.cc:289)
     // Issued by its comm_issue, awaited by the iteration's comm_wait.
     ASSERT_EQ(colls[0]->data_deps.size(), 1u);
     EXPECT_EQ(rank.nodes[colls[0]->data_deps[0]].name, "comm_issue");
@@ -199,6 +201,28 @@ TEST(ChakraExport, OurRuntimeRunMatchesItsDag) {
     EXPECT_TRUE(fwd2.cpu_op);
   }
   std::filesystem::remove_all(dir);
+}
+
+// ASTRA-sim's workload layer issues ALL_REDUCE, ALL_TO_ALL, ALL_GATHER, REDUCE_SCATTER and
+// BROADCAST collectives and throws on any other type (astra-sim/workload/Workload.cc:347-390).
+TEST(ChakraExport, EveryCollectiveHasATypeAstraSimRuns) {
+  const std::set<ChakraCollective> astra_sim = {
+      ChakraCollective::kAllReduce, ChakraCollective::kAllToAll, ChakraCollective::kAllGather,
+      ChakraCollective::kReduceScatter, ChakraCollective::kBroadcast};
+  using trace::CollectiveKind;
+  for (auto kind : {CollectiveKind::kAllreduce, CollectiveKind::kBroadcast,
+                    CollectiveKind::kAllgather, CollectiveKind::kReduceScatter,
+                    CollectiveKind::kReduce, CollectiveKind::kAlltoall, CollectiveKind::kBarrier}) {
+    ChakraCollective type{};
+    ASSERT_TRUE(chakra_collective(kind, type)) << trace::collective_name(kind);
+    EXPECT_EQ(astra_sim.count(type), 1u) << trace::collective_name(kind);
+  }
+  ChakraCollective type{};
+  ASSERT_TRUE(chakra_collective(CollectiveKind::kReduce, type));
+  EXPECT_EQ(type, ChakraCollective::kAllReduce);
+  ASSERT_TRUE(chakra_collective(CollectiveKind::kBarrier, type));
+  EXPECT_EQ(type, ChakraCollective::kAllReduce);
+  EXPECT_FALSE(chakra_collective(CollectiveKind::kNone, type));
 }
 
 TEST(ChakraExport, KinetoTracesMatchTheirDag) {

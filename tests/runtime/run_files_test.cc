@@ -1,5 +1,5 @@
 // The names and ids that tie a run directory together: rank trace names both ways, the run id in
-// manifest.json and in a rank trace's distributedInfo, and make_run_id().
+// run.manifest and in a rank trace's distributedInfo, and make_run_id().
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -19,8 +19,8 @@ TEST(RankTraceName, ParsesWhatRankTraceNameWritesAndNothingElse) {
   }
   for (const char* name :
        {"rank-.trace.json", "rank-x.trace.json", "rank-1.trace.json.gz", "rank-01.trace.json",
-        "rank--1.trace.json", "rank-1.cupti.trace.json", "manifest.json", "xrank-1.trace.json",
-        "rank-99999999999.trace.json", "rank-1 .trace.json"}) {
+        "rank--1.trace.json", "rank-1.cupti.trace.json", "manifest.json", "run.manifest",
+        "xrank-1.trace.json", "rank-99999999999.trace.json", "rank-1 .trace.json"}) {
     EXPECT_FALSE(trace::parse_rank_trace_name(name).has_value()) << name;
   }
 }

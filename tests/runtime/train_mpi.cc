@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "common/cli_runner.h"
+#include "common/hta_conventions.h"
 
 #include <algorithm>
 #include <array>
@@ -75,7 +76,7 @@ TEST(TrainMpi, RanksBoundToDifferentCoresCountTheCoresTheyShare) {
           "--warmup 1 --no-eval --trace " +
           dir.string());
   ASSERT_EQ(r.code, 0) << r.out;
-  auto manifest = read_json(dir / "manifest.json");
+  auto manifest = read_json(dir / "run.manifest");
   EXPECT_EQ(manifest["cpus"], nlohmann::json::parse("[2, 2]")) << manifest["cpus"];
   fs::remove_all(dir);
 }
@@ -88,7 +89,7 @@ TEST(TrainMpi, TracedRunWritesAValidRunDirectory) {
                     std::to_string(iters) + " --overlap wfbp --trace " + dir.string());
   ASSERT_EQ(r.code, 0) << r.out;
 
-  auto manifest = read_json(dir / "manifest.json");
+  auto manifest = read_json(dir / "run.manifest");
   EXPECT_EQ(manifest["kind"], "train");
   EXPECT_EQ(manifest["status"], "ok");
   const std::string run_id = manifest["run_id"];
@@ -201,6 +202,43 @@ int count(const std::string& hay, const std::string& needle) {
   int n = 0;
   for (auto p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
   return n;
+}
+
+// A CPU run directory as Holistic Trace Analysis opens it (tests/common/hta_conventions.h cites
+// each rule's source line): every rank and nothing else, an iteration span per step, every event
+// a CPU event, collectives with PyTorch's communication args.
+TEST(TrainMpi, TracedRunOpensInHolisticTraceAnalysis) {
+  namespace hta = dagsgd::testing::hta;
+  fs::path dir = fs::temp_directory_path() / ("dagsgd-train-hta-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const int iters = 4;
+  RunResult r = run(mpirun(2) + " --model mlp --widths 16 --iterations " + std::to_string(iters) +
+                    " --warmup 1 --no-eval --overlap wfbp --trace " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto ranks = hta::rank_map(dir.string());
+  ASSERT_EQ(ranks.size(), 2u);
+  for (const auto& [rank, file] : ranks) {
+    ASSERT_EQ(file, (dir / ("rank-" + std::to_string(rank) + ".trace.json")).string());
+    auto t = read_json(file);
+    std::vector<int> steps;
+    int collectives = 0;
+    for (const auto& e : t["traceEvents"]) {
+      if (e["ph"] != "X") continue;
+      EXPECT_FALSE(hta::on_device(e)) << e.dump();
+      if (auto step = hta::profiler_step(e["name"].get<std::string>())) {
+        EXPECT_EQ(e["cat"], "user_annotation");  // hta/common/types.py:145-147
+        steps.push_back(*step);
+      }
+      if (e["tid"] != 0 && e["args"]["phase"] == "comm") {  // a collective in flight
+        ++collectives;
+        EXPECT_EQ(e["args"]["Collective name"], e["args"]["collective"]);
+        EXPECT_EQ(e["args"]["Group size"], 2);
+      }
+    }
+    EXPECT_EQ(steps, (std::vector<int>{0, 1, 2, 3}));
+    EXPECT_GE(collectives, iters);
+  }
+  fs::remove_all(dir);
 }
 
 TEST(TrainMpi, BadFlagsExitTwoWithOneMessage) {

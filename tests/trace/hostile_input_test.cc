@@ -185,7 +185,7 @@ TEST(HostileRun, TracesOfDifferentRunsAreRefused) {
   ASSERT_FALSE(mixed.ok());
   EXPECT_TRUE(contains(mixed.error().message, "'" + a +
                                                   "/rank-1.trace.json' (run id 'run-b') and '" + a +
-                                                  "/manifest.json' (run id 'run-a') are not "
+                                                  "/run.manifest' (run id 'run-a') are not "
                                                   "from the same run"))
       << mixed.error().message;
   // analyze A/rank-0 B/rank-1.
@@ -271,7 +271,7 @@ TEST(HostileRun, ManifestRanksAgreeWithItsTraces) {
   auto r = import_run({dir}, ImportOptions{});
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(contains(r.error().message, "manifest '" + dir +
-                                              "/manifest.json': 4 ranks but lists 2 trace(s), "
+                                              "/run.manifest': 4 ranks but lists 2 trace(s), "
                                               "and its status is \"ok\""))
       << r.error().message;
   // What a failed collect writes: counted, and fatal under --strict.
@@ -361,7 +361,7 @@ TEST(HostileFiles, DevicesAreRefusedByEveryReader) {
   auto bcaffe = read_bcaffe_log("/dev/zero");
   ASSERT_FALSE(bcaffe.ok());
   EXPECT_TRUE(contains(bcaffe.error().message, "character device"));
-  auto m = read_manifest("/dev");  // /dev/manifest.json does not exist
+  auto m = read_manifest("/dev");  // /dev has no manifest
   ASSERT_FALSE(m.ok());
 }
 

@@ -96,7 +96,7 @@ TEST(Manifest, RecordedBatch) {
     m.config["batch"] = bad;
     auto e = recorded_batch(m);
     ASSERT_FALSE(e.ok()) << bad;
-    EXPECT_EQ(e.error().message, std::string("manifest.json: config 'batch' is not a positive "
+    EXPECT_EQ(e.error().message, std::string("manifest: config 'batch' is not a positive "
                                              "integer ('") +
                                      bad + "')");
   }

@@ -147,7 +147,7 @@ TEST(TransferMpi, ValidatorPredictsEachTargetWithTheSourceStack) {
                    " train --model mlp --widths 512,256 --iterations 8 --warmup 2 --overlap "
                    "none --no-eval --trace " +
                    run + " >/dev/null"));
-    auto manifest = nlohmann::json::parse(dagsgd::testing::slurp(run + "/manifest.json"));
+    auto manifest = nlohmann::json::parse(dagsgd::testing::slurp(run + "/run.manifest"));
     sim::MeasuredRun m;
     m.profile = p;
     m.ranks = 2;

@@ -1,5 +1,5 @@
 // `dagsgd collect`: runs any MPI program under the PMPI tracer (libdagsgd-mpitrace.so) and turns
-// what its ranks wrote into a run directory: manifest.json plus rank-<r>.trace.json.
+// what its ranks wrote into a run directory: run.manifest plus rank-<r>.trace.json.
 #include <cstdio>
 #include <memory>
 
@@ -29,7 +29,7 @@ void add_collect(CLI::App& root, Action& action) {
   auto [sub, o] = add_command<runtime::CollectRequest>(
       root, action, "collect",
       "Run an MPI program under the PMPI tracer and write a run directory "
-      "(manifest.json, rank-<r>.trace.json).\n"
+      "(run.manifest, rank-<r>.trace.json).\n"
       "Example: dagsgd collect --out run1 -- mpirun -np 4 dagsgd-allreduce-bench",
       run_collect);
   sub->add_option("--out", o->out, "Run directory to write")->required();

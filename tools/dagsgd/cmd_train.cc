@@ -41,7 +41,7 @@ void add_train(CLI::App& root, Action& action) {
       "train",
       "Train a model on Fashion-MNIST with synchronous data-parallel SGD over MPI ranks\n"
       "(run under 'mpirun -np P'; without mpirun it is one rank). --trace DIR writes a run\n"
-      "directory (manifest.json + rank-<r>.trace.json) for replay and analysis.");
+      "directory (run.manifest + rank-<r>.trace.json) for replay and analysis.");
   sub->allow_extras();
   // A repeated flag takes its last value (as most launchers' wrappers expect) instead of a CLI11
   // error that every rank would print. Values are strings: config_from_flags() checks them.

@@ -1,4 +1,4 @@
-// Phase names as they appear in traces and reports.
+// Phase names as they appear in traces and reports; the PyTorch-style args of communication.
 #include "dagsgd/trace/event.h"
 
 #include <iterator>
@@ -11,6 +11,11 @@ const char* phase_name(Phase p) {
                                            "backward", "comm", "update"};
   const auto i = static_cast<std::size_t>(p);
   return i < std::size(kNames) ? kNames[i] : "none";
+}
+
+void add_comm_args(Event& e, const std::string& collective, std::int64_t group_size) {
+  e.add(arg::kCollectiveName, collective);
+  if (group_size > 0) e.add(arg::kGroupSize, group_size);
 }
 
 Phase phase_from_name(const std::string& name) {

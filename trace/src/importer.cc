@@ -250,8 +250,9 @@ model::Expected<std::optional<std::string>> run_directory_of(
     const std::vector<std::string>& paths) {
   std::error_code ec;
   const fs::path dir = fs::path(paths[0]).parent_path();
-  const fs::path manifest = (dir.empty() ? fs::path(".") : dir) / kManifestName;
-  if (!fs::is_regular_file(manifest, ec)) return std::optional<std::string>();
+  const std::string found = find_manifest(dir.empty() ? "." : dir.string());
+  if (found.empty()) return std::optional<std::string>();
+  const fs::path manifest(found);
   auto key = [&ec](const std::string& p) { return fs::weakly_canonical(p, ec).string(); };
   std::vector<std::string> given;
   for (const auto& p : paths) {
@@ -275,7 +276,7 @@ model::Expected<std::optional<std::string>> run_directory_of(
                       manifest.parent_path().string() + "' or all of its traces"};
 }
 
-// A rank trace dagsgd wrote (train or collect) is read with its run's manifest.json: without it
+// A rank trace dagsgd wrote (train or collect) is read with its run's manifest (run.manifest): without it
 // the run's phases, collectives and warm-up would be taken for a Kineto trace's and misread.
 model::Expected<void> check_dagsgd_traces_have_manifest(const ImportedRun& run) {
   if (run.manifest) return model::ok();
@@ -287,7 +288,7 @@ model::Expected<void> check_dagsgd_traces_have_manifest(const ImportedRun& run) 
     if (!ours) continue;
     return model::Error{"'" + r.file +
                         "' is a rank trace written by dagsgd train or collect, which is read "
-                        "with its run's manifest.json (none beside it): give the run directory"};
+                        "with its run's manifest (run.manifest; none beside it): give the run directory"};
   }
   return model::ok();
 }
@@ -313,8 +314,9 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
   if (paths.size() == 1 && is_directory_quiet(paths[0])) {
     const fs::path dir(paths[0]);
     DAGSGD_TRY(check_path_resolves((dir / kManifestName).string()));
-    if (exists_quiet(dir / kManifestName)) {
-      manifest_path = (dir / kManifestName).string();
+    DAGSGD_TRY(check_path_resolves((dir / kLegacyManifestName).string()));
+    manifest_path = find_manifest(dir.string());
+    if (!manifest_path.empty()) {
       auto m = read_manifest(dir.string());
       if (!m) return m.error();
       run.source = m->kind == "collect" ? RunSource::kDagsgdCollect : RunSource::kDagsgdTrain;
@@ -344,8 +346,8 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
       if (ec) return model::Error{"cannot list '" + paths[0] + "': " + ec.message()};
       std::sort(files.begin(), files.end());
       if (files.empty()) {
-        return model::Error{"'" + paths[0] +
-                            "': neither a run directory (no manifest.json) nor a directory of "
+        return model::Error{"'" + paths[0] + "': neither a run directory (no " + kManifestName +
+                            ") nor a directory of "
                             ".json/.json.gz traces"};
       }
     }

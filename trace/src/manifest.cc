@@ -1,4 +1,4 @@
-// manifest.json reading and writing (nlohmann-json stays inside this file).
+// The run manifest's reading and writing (nlohmann-json stays inside this file).
 #include "dagsgd/trace/manifest.h"
 
 #include <algorithm>
@@ -327,7 +327,7 @@ model::Expected<std::optional<int>> recorded_batch(const RunManifest& m) {
   char* end = nullptr;
   const long v = std::strtol(b.c_str(), &end, 10);
   if (b.empty() || *end != '\0' || v < 1 || v > 1'000'000'000) {
-    return model::Error{"manifest.json: config 'batch' is not a positive integer ('" + b + "')"};
+    return model::Error{"manifest: config 'batch' is not a positive integer ('" + b + "')"};
   }
   return std::optional<int>(static_cast<int>(v));
 }
@@ -342,8 +342,18 @@ model::Expected<void> write_manifest(const std::string& run_dir, const RunManife
   return model::ok();
 }
 
+std::string find_manifest(const std::string& run_dir) {
+  std::error_code ec;
+  for (const char* name : {kManifestName, kLegacyManifestName}) {
+    std::string path = run_dir + "/" + name;
+    if (std::filesystem::is_regular_file(path, ec)) return path;
+  }
+  return "";
+}
+
 model::Expected<RunManifest> read_manifest(const std::string& run_dir) {
-  std::string path = run_dir + "/" + kManifestName;
+  std::string path = find_manifest(run_dir);
+  if (path.empty()) path = run_dir + "/" + kManifestName;  // read_file names what is missing
   auto text = model::read_file(path, model::kMaxDocumentBytes);
   if (!text) return text.error();
   return manifest_from_json(*text, "manifest '" + path + "'");

@@ -169,9 +169,11 @@ model::Expected<TraceWriter> TraceWriter::open(const std::string& path, const Di
   w.buf_.reserve(buffer_bytes + 4096);
   w.buf_.append("{\"schemaVersion\":1,\"distributedInfo\":{\"backend\":");
   append_json_string(w.buf_, info.backend);
-  w.buf_.append(",\"rank\":");
+  // A space after the colon, as Kineto (Python's json) writes it: Holistic Trace Analysis finds a
+  // file's rank with the pattern "rank":\s+(\d+) (hta/common/trace_file.py:45).
+  w.buf_.append(",\"rank\": ");
   append_int(w.buf_, info.rank);
-  w.buf_.append(",\"world_size\":");
+  w.buf_.append(",\"world_size\": ");
   append_int(w.buf_, info.world_size);
   if (!info.run_id.empty()) {
     w.buf_.append(",\"run_id\":");

@@ -12,7 +12,10 @@ namespace {
 void add_call_fields(trace::Event& e, const CallInfo& call) {
   e.add(trace::arg::kCollective, std::string(call.collective));
   e.add(trace::arg::kBytes, call.bytes);
-  if (call.comm_size > 0) e.add("comm_size", std::int64_t{call.comm_size});
+  if (call.comm_size > 0) {
+    e.add("comm_size", std::int64_t{call.comm_size});
+    trace::add_comm_args(e, call.collective, call.comm_size);
+  }
   if (call.peer != kUnset) e.add("peer", std::int64_t{call.peer});
   if (call.root != kUnset) e.add("root", std::int64_t{call.root});
   if (call.tag != kUnset) e.add("tag", std::int64_t{call.tag});

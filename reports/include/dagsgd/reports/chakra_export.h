@@ -14,15 +14,14 @@
 
 namespace dagsgd::reports {
 
-// Chakra's CollectiveCommType values (et_def.proto).
+// Chakra's CollectiveCommType values (et_def.proto) of the types ASTRA-sim's workload layer
+// issues (astra-sim/workload/Workload.cc:347-390).
 enum class ChakraCollective : int {
   kAllReduce = 0,
-  kReduce = 1,
   kAllGather = 2,
   kBroadcast = 5,
   kAllToAll = 6,
   kReduceScatter = 7,
-  kBarrier = 9,
 };
 
 // One node of a rank's execution trace.
@@ -44,6 +43,7 @@ struct ChakraNode {
   ChakraCollective comm_type = ChakraCollective::kAllReduce;  // collectives only
   std::int64_t comm_size = 0;                                 // bytes per rank (collectives)
   int comm_ranks = 0;                                         // ranks taking part (collectives)
+  std::string traced_collective;  // the collective as traced ("reduce", "barrier"); collectives
   model::TaskId task = model::kNoTask;  // the DAG task (a collective: its join)
 };
 
@@ -60,8 +60,12 @@ struct ChakraRank {
 // nodes becomes a dependency. Ranks in the run's order.
 std::vector<ChakraRank> chakra_ranks(const trace::ImportedRun& run, const trace::TraceDag& dag);
 
-// Chakra's collective for ours; false when Chakra has none (a point-to-point NCCL kernel: the
-// trace does not say its peer), such nodes are exported as compute with their measured time.
+// The Chakra collective ASTRA-sim runs for ours: only the types its workload layer issues
+// (astra-sim/workload/Workload.cc:347-390: ALL_REDUCE, ALL_TO_ALL, ALL_GATHER, REDUCE_SCATTER,
+// BROADCAST; any other type throws). A reduce becomes an ALL_REDUCE of its size and a barrier an
+// ALL_REDUCE of its 0 bytes (docs/formats.md says why). False when there is none (a
+// point-to-point NCCL kernel: the trace does not say its peer); such nodes are exported as
+// compute with their measured time.
 bool chakra_collective(trace::CollectiveKind kind, ChakraCollective& out);
 
 // The rank's execution-trace file: the GlobalMetadata message, then its nodes in id order, each

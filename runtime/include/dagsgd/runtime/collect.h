@@ -1,5 +1,5 @@
 // `dagsgd collect`: runs any MPI command with the PMPI tracer injected into its ranks and turns
-// what they wrote into a run directory (manifest.json + rank-<r>.trace.json, docs/tracing.md).
+// what they wrote into a run directory (run.manifest + rank-<r>.trace.json, docs/tracing.md).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // `dagsgd train`: synchronous data-parallel SGD over MPI ranks on Fashion-MNIST, optionally traced
-// into a run directory (manifest.json + rank-<r>.trace.json, see docs/runtime.md).
+// into a run directory (run.manifest + rank-<r>.trace.json, see docs/runtime.md).
 #pragma once
 
 #include <cstdint>

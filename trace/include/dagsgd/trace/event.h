@@ -32,7 +32,17 @@ inline constexpr const char* kIteration = "iteration";
 inline constexpr const char* kBytes = "bytes";
 inline constexpr const char* kCollective = "collective";
 inline constexpr const char* kAlgorithm = "algorithm";
+// PyTorch's names for a communication call's args (its `record_param_comms` events), which
+// Holistic Trace Analysis parses by default (hta/configs/default_event_args.py:176-205,
+// `nccl::collective_name`, `nccl::group_size`) and our reader takes as `collective`/`comm_size`.
+inline constexpr const char* kCollectiveName = "Collective name";
+inline constexpr const char* kGroupSize = "Group size";
 }  // namespace arg
+
+struct Event;
+// Adds the PyTorch-style args of a communication call: `Collective name` (e.g. "allreduce") and,
+// when `group_size` > 0, `Group size` (ranks in the call's communicator).
+void add_comm_args(Event& e, const std::string& collective, std::int64_t group_size);
 
 // The S-SGD phase a span belongs to (DESIGN.md, "The S-SGD DAG model").
 enum class Phase { kNone, kIo, kH2D, kForward, kBackward, kComm, kUpdate };

@@ -111,7 +111,7 @@ struct ImportedRank {
   std::string run_id;   // distributedInfo.run_id of dagsgd writers ("" when not recorded)
   bool world_size_stated = false;  // distributedInfo or our metadata gave world_size
   // A dagsgd_rank_info record: a rank trace of `dagsgd train` or `dagsgd collect`, which is read
-  // with its run's manifest.json.
+  // with its run's manifest (run.manifest).
   bool dagsgd_rank_info = false;
   std::int64_t cpu_pid = 0;
   const std::string& str(std::int32_t i) const { return strings[static_cast<std::size_t>(i)]; }
@@ -167,7 +167,7 @@ model::Expected<ImportedRank> import_trace_text(model::FileText text, const std:
                                                 int rank_hint, FileReport& report,
                                                 const ImportOptions& options);
 
-// A run: one directory (a dagsgd run directory with manifest.json, or a directory of Kineto
+// A run: one directory (a dagsgd run directory with its manifest, or a directory of Kineto
 // .json/.json.gz files) or a list of trace files. Refused (an Error naming the files): rank
 // traces whose run ids differ from each other or from the manifest's (traces of two runs), a
 // manifest whose status is "ok" but that lists other than `ranks` traces, traces whose world

@@ -1,4 +1,4 @@
-// The run directory's manifest.json: what ran, where, and what was measured.
+// The run directory's manifest (run.manifest): what ran, where, and what was measured.
 #pragma once
 
 #include <map>
@@ -56,8 +56,14 @@ std::string manifest_to_json(const RunManifest& m);
 // inside the run directory. Fields not listed in RunManifest are ignored.
 model::Expected<RunManifest> manifest_from_json(const std::string& text, const std::string& where);
 
-// The standard file names of a run directory.
-inline constexpr const char* kManifestName = "manifest.json";
+// The standard file names of a run directory. The manifest is JSON but its name does not end in
+// ".json" or ".gz": tools that take every such file of a directory for a rank trace (Holistic Trace
+// Analysis, hta/common/trace_file.py:32-34) open a run directory as it is.
+inline constexpr const char* kManifestName = "run.manifest";
+// What runs written before kManifestName named it; still read.
+inline constexpr const char* kLegacyManifestName = "manifest.json";
+// The manifest of `run_dir`: kManifestName, else kLegacyManifestName; "" when it has neither.
+std::string find_manifest(const std::string& run_dir);
 std::string rank_trace_name(int rank);  // "rank-<r>.trace.json"
 // The rank of a file named by rank_trace_name(), nullopt for any other name (".gz" included).
 std::optional<int> parse_rank_trace_name(std::string_view file_name);

@@ -13,7 +13,7 @@ struct DistributedInfo {
   int rank = 0;
   int world_size = 1;
   std::string backend = "mpi";
-  std::string run_id;  // the run's id (manifest.json "run_id"); "" writes none
+  std::string run_id;  // the run's id (the manifest's "run_id"); "" writes none
 };
 
 // Writes `{"schemaVersion":1,"distributedInfo":{...},...,"traceEvents":[` on open, one event per
