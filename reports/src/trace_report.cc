@@ -250,12 +250,13 @@ std::string collectives_text(const std::vector<sim::CollectiveTypeSummary>& rows
                 "time ms", "bus GB/s", "fabric GB/s");
   out += line;
   for (const auto& c : rows) {
-    std::snprintf(line, sizeof line, "  %-16s %7d %14.0f %12s %10s %12s\n", c.type.c_str(),
-                  c.count, c.bytes, ms_text(c.time).c_str(), gbps_text(c.bus_gbps).c_str(),
+    std::snprintf(line, sizeof line, "  %-16s %7d %14.0f %12s %10s %12s\n", c.type.c_str(), c.count,
+                  c.bytes, ms_text(c.time).c_str(), gbps_text(c.bus_gbps).c_str(),
                   gbps_text(c.fabric_gbps).c_str());
     out += line;
     if (c.unsized > 0) {
-      out += "    (" + std::to_string(c.unsized) + " without a recorded size: not in bytes or "
+      out += "    (" + std::to_string(c.unsized) +
+             " without a recorded size: not in bytes or "
              "bandwidth)\n";
     }
   }

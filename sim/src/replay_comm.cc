@@ -261,7 +261,8 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
                     td.concurrent_resource >= 0;
   // By the group's ranks in the order the flow tier runs them.
   std::map<std::vector<int>, std::unique_ptr<model::CollectiveFlows>> flows_by_group;
-  auto flows_for = [&](const trace::TraceCollective& c) -> model::Expected<model::CollectiveFlows*> {
+  auto flows_for =
+      [&](const trace::TraceCollective& c) -> model::Expected<model::CollectiveFlows*> {
     auto order = group_order(*options.cluster, c);
     if (!order) return order.error();
     auto it = flows_by_group.find(*order);

@@ -107,8 +107,8 @@ TEST(AnalyzeCli, JobEffectsOfTheNcclTrace) {
 // their bus bandwidth stands beside the intra-node fabric's; the SendRecv kernels of the
 // sampled traces name no collective: kept at their traced durations and named in a replay.
 TEST(AnalyzeCli, CollectivesByType) {
-  auto json = run_cli("analyze --json --intra nvlink2 --inter ib-edr " + kKineto +
-                      "nccl_data.json.gz");
+  auto json =
+      run_cli("analyze --json --intra nvlink2 --inter ib-edr " + kKineto + "nccl_data.json.gz");
   ASSERT_EQ(json.code, 0) << json.err;
   const auto rows = nlohmann::json::parse(json.out)["collectives"];
   ASSERT_EQ(rows.size(), 2u) << rows;
@@ -127,8 +127,8 @@ TEST(AnalyzeCli, CollectivesByType) {
   EXPECT_EQ(half.code, 2);
   EXPECT_NE(half.err.find("--intra and --inter go together"), std::string::npos) << half.err;
 
-  auto replay = run_cli("replay --intra pcie3 --inter 10gbe " + kKineto + "sampled_rank-0.json.gz " +
-                        kKineto + "sampled_rank-1.json.gz");
+  auto replay = run_cli("replay --intra pcie3 --inter 10gbe " + kKineto +
+                        "sampled_rank-0.json.gz " + kKineto + "sampled_rank-1.json.gz");
   ASSERT_EQ(replay.code, 0) << replay.err;
   EXPECT_NE(replay.out.find("Kept at their traced durations, the model cannot price them: 20 "
                             "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t: no plan in the model"),

@@ -18,7 +18,7 @@
 namespace dagsgd::sim {
 namespace {
 
-constexpr double kAlltoallBytes = 1048576.0 * 4;  // In msg nelems x float
+constexpr double kAlltoallBytes = 1048576.0 * 4;   // In msg nelems x float
 constexpr double kAllgatherBytes = 1048576.0 * 4;  // Out msg nelems x float (In: a quarter)
 constexpr double kScatterBytes = 524288.0 * 4;     // In msg nelems x float (Out: a half)
 
@@ -32,10 +32,10 @@ std::string nccl_kernel(int corr, long ts, long dur, const std::string& collecti
          std::to_string(corr * 10) + ",\"dur\":5,\"args\":{\"correlation\":" + c +
          "}},\n{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_Generic(ncclDevComm*)\","
          "\"pid\":0,\"tid\":7,\"ts\":" +
-         std::to_string(ts) + ",\"dur\":" + std::to_string(dur) + ",\"args\":{\"correlation\":" +
-         c + ",\"stream\":7,\"Collective name\":\"" + collective + "\",\"In msg nelems\":" +
-         std::to_string(in) + ",\"Out msg nelems\":" + std::to_string(out) +
-         ",\"Group size\":" + std::to_string(group) +
+         std::to_string(ts) + ",\"dur\":" + std::to_string(dur) +
+         ",\"args\":{\"correlation\":" + c + ",\"stream\":7,\"Collective name\":\"" + collective +
+         "\",\"In msg nelems\":" + std::to_string(in) +
+         ",\"Out msg nelems\":" + std::to_string(out) + ",\"Group size\":" + std::to_string(group) +
          ",\"dtype\":\"Float\",\"Process Group Ranks\":\"" + ranks + "\"}},\n";
 }
 

@@ -213,7 +213,7 @@ TEST(HostileRun, TracesOfDifferentRunsAreRefused) {
 
 // A run's rank traces given one by one are read as their run directory when they are all of its
 // traces, refused when they are some of them, and refused (naming the file) where no
-// manifest.json is beside them: read as Kineto traces, their phases and collectives were lost.
+// manifest is beside them: read as Kineto traces, their phases and collectives were lost.
 TEST(HostileRun, RankTracesWithoutTheirManifestAreNotMisread) {
   for (const std::string run_id : {"run-m", ""}) {
     const std::string dir = make_run("by-file" + run_id, run_id);
@@ -229,9 +229,9 @@ TEST(HostileRun, RankTracesWithoutTheirManifestAreNotMisread) {
     EXPECT_EQ(listed->ranks[0].events.size(), whole->ranks[0].events.size());
     auto some = import_run({r0}, ImportOptions{});
     ASSERT_FALSE(some.ok());
-    EXPECT_TRUE(contains(some.error().message, "'" + dir +
-                                                   "/manifest.json' names 2 rank "
-                                                   "trace(s) and 1 of them are given"))
+    EXPECT_TRUE(contains(some.error().message, "'" + dir + "/" + kManifestName +
+                                                   "' names 2 rank trace(s) and 1 of them "
+                                                   "are given"))
         << some.error().message;
     // Copied away from their manifest, alone or as a directory.
     const std::string away = fresh_dir("away" + run_id);

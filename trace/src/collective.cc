@@ -27,7 +27,8 @@ CollectiveKind classify_collective(std::string_view name) {
   // PyTorch's variants of one collective: "_allgather_base", "allgather_into_tensor_coalesced",
   // "reduce_scatter_tensor_coalesced", "all_to_allv" (per-rank sizes: the whole still moves).
   for (std::string_view suffix : {"intotensorcoalesced", "tensorcoalesced", "coalesced", "base"}) {
-    if (f.size() > suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (f.size() > suffix.size() &&
+        f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0) {
       f.resize(f.size() - suffix.size());
       break;
     }

@@ -276,8 +276,9 @@ model::Expected<std::optional<std::string>> run_directory_of(
                       manifest.parent_path().string() + "' or all of its traces"};
 }
 
-// A rank trace dagsgd wrote (train or collect) is read with its run's manifest (run.manifest): without it
-// the run's phases, collectives and warm-up would be taken for a Kineto trace's and misread.
+// A rank trace dagsgd wrote (train or collect) is read with its run's manifest (run.manifest):
+// without it the run's phases, collectives and warm-up would be taken for a Kineto trace's and
+// misread.
 model::Expected<void> check_dagsgd_traces_have_manifest(const ImportedRun& run) {
   if (run.manifest) return model::ok();
   for (const auto& r : run.ranks) {
@@ -286,9 +287,10 @@ model::Expected<void> check_dagsgd_traces_have_manifest(const ImportedRun& run) 
       ours = r.events[i].phase != Phase::kNone;
     }
     if (!ours) continue;
-    return model::Error{"'" + r.file +
-                        "' is a rank trace written by dagsgd train or collect, which is read "
-                        "with its run's manifest (run.manifest; none beside it): give the run directory"};
+    return model::Error{
+        "'" + r.file +
+        "' is a rank trace written by dagsgd train or collect, which is read "
+        "with its run's manifest (run.manifest; none beside it): give the run directory"};
   }
   return model::ok();
 }

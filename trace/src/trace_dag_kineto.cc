@@ -602,8 +602,9 @@ class KinetoBuilder : public Builder {
         (members == world ? world_joins : group_joins).push_back(std::move(p));
       }
     }
-    std::stable_sort(group_joins.begin(), group_joins.end(),
-                     [](const Pending& a, const Pending& b) { return a.last_arrive < b.last_arrive; });
+    std::stable_sort(
+        group_joins.begin(), group_joins.end(),
+        [](const Pending& a, const Pending& b) { return a.last_arrive < b.last_arrive; });
     for (auto* list : {&world_joins, &group_joins}) {
       for (const auto& p : *list) join(*p.members, p.ids, p.first_k, coll_res);
     }
@@ -612,7 +613,8 @@ class KinetoBuilder : public Builder {
   // The ranks of the process group a comm task's event names (empty: the trace does not say).
   std::vector<int> group_of(std::size_t r, TaskId id) const {
     const auto& rank = run_.ranks[r];
-    const auto& e = rank.events[static_cast<std::size_t>(out_.tasks[static_cast<std::size_t>(id)].event)];
+    const auto& e =
+        rank.events[static_cast<std::size_t>(out_.tasks[static_cast<std::size_t>(id)].event)];
     if (e.group_ranks < 0) return {};
     std::vector<int> ranks = parse_group_ranks(rank.str(e.group_ranks));
     return ranks.size() < 2 ? std::vector<int>{} : ranks;

@@ -17,9 +17,9 @@ struct CollectiveTypeSummary {
   // kernel's where the trace names no collective)
   std::string type;
   int count = 0;
-  int unsized = 0;          // of them, without a recorded size (left out of bytes and bandwidth)
-  double bytes = 0;         // summed sizes, model::CollectiveOp's convention (the whole vector)
-  model::Nanos time = 0;    // summed measured time (after the last rank arrived, when joined)
+  int unsized = 0;        // of them, without a recorded size (left out of bytes and bandwidth)
+  double bytes = 0;       // summed sizes, model::CollectiveOp's convention (the whole vector)
+  model::Nanos time = 0;  // summed measured time (after the last rank arrived, when joined)
   // Achieved bus bandwidth, bytes/ns = GB/s: sum(size x model::bus_bandwidth_factor) over the
   // sized collectives' summed time; 0 when they took no time or the model has no such type.
   double bus_gbps = 0;
