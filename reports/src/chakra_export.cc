@@ -232,6 +232,7 @@ std::string chakra_file_name(int rank) { return "dagsgd." + std::to_string(rank)
 
 void remove_stale_chakra_files(const std::string& dir, const std::vector<ChakraRank>& ranks) {
   std::vector<std::string> keep;
+  keep.reserve(ranks.size());
   for (const auto& r : ranks) keep.push_back(chakra_file_name(r.rank));
   auto ours = [](const std::string& name) {
     static const std::regex kName(R"(dagsgd\.\d+\.et)");
