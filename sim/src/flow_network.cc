@@ -128,6 +128,15 @@ LinkUsage link_usage(const ClusterTopology& cluster, const std::vector<model::Tr
   return LinkUsage(count.begin(), count.end());
 }
 
+// The rate a phase's transfers get with nothing else on the links: the least share of a link
+// they cross (its capacity over the transfers on it), +inf on no link.
+template <class Capacity>
+double alone_rate(const LinkUsage& usage, const Capacity& capacity_of) {
+  double rate = kInf;
+  for (const auto& [link, count] : usage) rate = std::min(rate, capacity_of(link) / count);
+  return rate;
+}
+
 }  // namespace
 
 double isolated_time_ns(const ClusterTopology& cluster, const model::FlowPlan& plan,
@@ -136,12 +145,9 @@ double isolated_time_ns(const ClusterTopology& cluster, const model::FlowPlan& p
   for (std::size_t k = 0; k < plan.amounts.size(); ++k) {
     t += plan.amounts[k].fixed;
     if (plan.amounts[k].bytes <= 0) continue;
-    const LinkUsage u = link_usage(cluster, plan.pattern->phases[k]);
-    double rate = kInf;
-    for (const auto& [link, count] : u) {
-      rate = std::min(rate, cluster.links()[static_cast<std::size_t>(link)].bandwidth * 1e-9 *
-                                bandwidth_scale / count);
-    }
+    double rate = alone_rate(link_usage(cluster, plan.pattern->phases[k]), [&](int link) {
+      return cluster.links()[static_cast<std::size_t>(link)].bandwidth * 1e-9 * bandwidth_scale;
+    });
     if (plan.amounts[k].rate_cap > 0 && std::isfinite(rate)) {
       rate = std::min(rate, plan.amounts[k].rate_cap * bandwidth_scale);
     }
@@ -303,10 +309,9 @@ void FlowNetwork::recompute_rates() {
     // One phase alone: max_min_rates' first bound, the least share of a link (or its cap).
     auto [known, fresh] = alone_rate_.emplace(usage.front(), kInf);
     if (fresh) {
-      for (const auto& [link, count] : *usage.front()) {
-        known->second = std::min(known->second,
-                                 std::max(0.0, capacity_[static_cast<std::size_t>(link)]) / count);
-      }
+      known->second = alone_rate(*usage.front(), [this](int link) {
+        return std::max(0.0, capacity_[static_cast<std::size_t>(link)]);
+      });
     }
     const double cap = caps.front();
     who.front()->rate = cap > 0 && cap < known->second ? cap : known->second;
