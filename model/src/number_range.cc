@@ -28,7 +28,8 @@ NumberRange positive_finite_range() {
   return {.min = 0,
           .min_included = false,
           .max_included = false,
-          .expected = "a finite number above 0"};
+          .expected = "a finite number above 0",
+          .label = "NUMBER > 0"};
 }
 
 NumberRange duration_seconds_range(bool zero_allowed) {
@@ -37,24 +38,29 @@ NumberRange duration_seconds_range(bool zero_allowed) {
           .min_included = zero_allowed,
           .max_included = false,
           .expected = std::string("a number of seconds from ") + (zero_allowed ? "0" : "above 0") +
-                      " to below 1e6 (11.6 days, the longest duration dagsgd simulates)"};
+                      " to below 1e6 (11.6 days, the longest duration dagsgd simulates)",
+          .label = "SECONDS"};
 }
 
-NumberRange fraction_range() { return {.min = 0, .max = 1, .expected = "a number from 0 to 1"}; }
+NumberRange fraction_range() {
+  return {.min = 0, .max = 1, .expected = "a number from 0 to 1", .label = "0..1"};
+}
 
 NumberRange worker_count_range() {
   return {.min = 1,
           .max = static_cast<double>(kMaxWorkers),
           .whole = true,
           .expected = "a whole number from 1 to " + std::to_string(kMaxWorkers) +
-                      " (2^20, the most workers the cost models take)"};
+                      " (2^20, the most workers the cost models take)",
+          .label = "1..2^20"};
 }
 
 NumberRange whole_number_range(long min, long max) {
   return {.min = static_cast<double>(min),
           .max = static_cast<double>(max),
           .whole = true,
-          .expected = "a whole number from " + std::to_string(min) + " to " + std::to_string(max)};
+          .expected = "a whole number from " + std::to_string(min) + " to " + std::to_string(max),
+          .label = std::to_string(min) + ".." + std::to_string(max)};
 }
 
 }  // namespace dagsgd::model

@@ -21,55 +21,53 @@ bool given(const CalibrationRequest& r, const std::string& name) {
 
 // The settings that belong to one kind of fit and were given for the other.
 Expected<void> check_kind(const CalibrationRequest& r) {
-  const CalibrationSettingNames& n = r.names;
   if (r.stack.empty()) {
-    for (const auto* name : {&n.link, &n.call, &n.ranks_per_node, &n.fabric_file}) {
-      if (given(r, *name)) {
-        return Error{"calibrate: " + *name + " applies to a stack fit: give " + n.stack +
-                     " NAME|FILE"};
+    for (const char* name : {"--link", "--call", "--ranks-per-node", "--fabric-file"}) {
+      if (given(r, name)) {
+        return Error{"calibrate: " + std::string(name) +
+                     " applies to a stack fit: give --stack NAME|FILE"};
       }
     }
     return model::ok();
   }
   if (r.link.empty()) {
-    return Error{"calibrate: " + n.stack + " needs " + n.link +
-                 ", the fabric the benchmark crossed (its rate and latency are known; the stack "
-                 "is what the log adds to them)"};
+    return Error{
+        "calibrate: --stack needs --link, the fabric the benchmark crossed (its rate and latency "
+        "are known; the stack "
+        "is what the log adds to them)"};
   }
-  for (const auto* name : {&n.algorithm, &n.scope, &n.nominal, &n.measured}) {
-    if (given(r, *name)) {
-      return Error{"calibrate: " + *name + " applies to a fabric fit, not to a stack fit (" +
-                   n.stack + ")"};
+  for (const char* name : {"--algorithm", "--scope", "--nominal-gbps", "--no-measured"}) {
+    if (given(r, name)) {
+      return Error{"calibrate: " + std::string(name) +
+                   " applies to a fabric fit, not to a stack fit (--stack)"};
     }
   }
   const model::NameRegistry calls("call", {"allreduce", "iallreduce", "iallreduce_in_place"});
-  if (auto ok = calls.check(r.call); !ok) return model::with_context(n.call, ok.error());
+  if (auto ok = calls.check(r.call); !ok) return model::with_context("--call", ok.error());
   return model::ok();
 }
 
 Expected<void> check_request(const CalibrationRequest& r) {
-  const CalibrationSettingNames& n = r.names;
   DAGSGD_TRY(check_kind(r));
   const model::NameRegistry algorithms("algorithm", model::calibration_algorithm_names());
   if (!algorithms.contains(r.algorithm)) {
-    return Error{"calibrate: unknown " + n.algorithm + " '" + r.algorithm +
+    return Error{"calibrate: unknown --algorithm '" + r.algorithm +
                  "'; valid algorithms: " + algorithms.list()};
   }
   if (r.scope != "intra" && r.scope != "inter" && r.scope != "both") {
-    return Error{"calibrate: unknown " + n.scope + " '" + r.scope +
-                 "'; valid scopes: intra, inter, both"};
+    return Error{"calibrate: unknown --scope '" + r.scope + "'; valid scopes: intra, inter, both"};
   }
   if (r.ranks != 0 && r.logs.size() > 1) {
-    return Error{"calibrate: " + n.ranks +
-                 " applies to one log; with several, each file name (allreduce4.log -> 4) or log "
-                 "gives its rank count"};
+    return Error{
+        "calibrate: --ranks applies to one log; with several, each file name (allreduce4.log -> 4) "
+        "or log "
+        "gives its rank count"};
   }
   if (r.statistic != "auto" && r.statistic != "avg" && r.statistic != "max") {
-    return Error{"calibrate: unknown " + n.statistic + " '" + r.statistic +
-                 "'; valid: auto, avg, max"};
+    return Error{"calibrate: unknown --statistic '" + r.statistic + "'; valid: auto, avg, max"};
   }
   if (r.logs.empty() == r.trace.empty() || (!r.trace.empty() && r.stack.empty())) {
-    return Error{"calibrate: give benchmark LOGs, or " + n.trace + " RUN with " + n.stack};
+    return Error{"calibrate: give benchmark LOGs, or --trace RUN with --stack"};
   }
   return model::ok();
 }
@@ -88,7 +86,6 @@ Expected<std::vector<BenchmarkLog>> trace_logs(const CalibrationRequest& r,
 // Reads every log, saying where each rank count came from.
 Expected<std::vector<BenchmarkLog>> read_logs(const CalibrationRequest& r,
                                               std::vector<std::string>& notes) {
-  const CalibrationSettingNames& n = r.names;
   const auto statistic = r.statistic == "max"   ? LatencyStatistic::kMax
                          : r.statistic == "avg" ? LatencyStatistic::kAvg
                                                 : LatencyStatistic::kAuto;
@@ -99,14 +96,14 @@ Expected<std::vector<BenchmarkLog>> read_logs(const CalibrationRequest& r,
     const std::string p = std::to_string(log->series.ranks);
     switch (log->ranks_from) {
       case RanksFrom::kUnknown:
-        return Error{"calibrate: " + n.ranks + " not given and neither the file name '" + path +
-                     "' nor the log states a rank count; pass " + n.ranks + " P"};
+        return Error{"calibrate: --ranks not given and neither the file name '" + path +
+                     "' nor the log states a rank count; pass --ranks P"};
       case RanksFrom::kFileName:
-        notes.push_back("note: " + n.ranks + " not given; using " + p + " from the file name '" +
-                        path + "'");
+        notes.push_back("note: --ranks not given; using " + p + " from the file name '" + path +
+                        "'");
         break;
       case RanksFrom::kLog:
-        notes.push_back("note: " + n.ranks + " not given; using " + p + " as the log '" + path +
+        notes.push_back("note: --ranks not given; using " + p + " as the log '" + path +
                         "' states");
         break;
       case RanksFrom::kGiven:
@@ -123,7 +120,7 @@ Expected<std::vector<BenchmarkLog>> read_logs(const CalibrationRequest& r,
     if (!logs.empty() && log->max != logs.front().max) {
       return Error{"calibrate: '" + path + "' has " + (log->max ? "a" : "no") +
                    " Max Latency(us) column and an earlier log has " + (log->max ? "none" : "one") +
-                   "; pass " + n.statistic + " avg"};
+                   "; pass --statistic avg"};
     }
     logs.push_back(std::move(*log));
   }
@@ -139,12 +136,12 @@ Expected<StackLogCalibration> fit_stack(const CalibrationRequest& r,
   model::HardwareCatalog fabrics = catalog;
   if (!r.fabric_file.empty()) DAGSGD_TRY(fabrics.add_fabric_file(r.fabric_file));
   auto link = fabrics.fabric(r.link);
-  if (!link) return model::with_context(r.names.link, link.error());
+  if (!link) return model::with_context("--link", link.error());
   StackSettings settings;
   settings.setup.ranks_per_node = r.ranks_per_node;
   settings.setup.call = r.call;
   // A trace's collectives are the framework's calls.
-  if (!r.trace.empty() && !given(r, r.names.call) && base->framework) {
+  if (!r.trace.empty() && !given(r, "--call") && base->framework) {
     settings.setup.call = base->framework->call;
   }
   settings.fit_step = !r.no_step;
@@ -173,13 +170,13 @@ Expected<LogCalibration> fit_fabric(const CalibrationRequest& r,
   const double gbps = c->fit.bandwidth() / (1e9 / 8);
   if (r.nominal_gbps > 0 && gbps > r.nominal_gbps) {
     notes.push_back(
-        "warning: fitted bandwidth " + model::fmt("%.3g", gbps) + " Gbit/s exceeds " +
-        r.names.nominal + " " + model::fmt("%.3g", r.nominal_gbps) +
+        "warning: fitted bandwidth " + model::fmt("%.3g", gbps) +
+        " Gbit/s exceeds --nominal-gbps " + model::fmt("%.3g", r.nominal_gbps) +
         (settings.keep_measured
              ? "; the entry keeps it as the line rate and caps the fitted bandwidth there (its "
                "measured curves price the collectives)"
              : "; the entry uses the fit as nominal") +
-        " (does the log match " + r.names.algorithm + "?)");
+        " (does the log match --algorithm?)");
   }
   return c;
 }
@@ -194,7 +191,7 @@ std::string calibration_command(const CalibrationRequest& r, const std::vector<i
     cmd += " --algorithm " + r.algorithm;
   } else {
     cmd += " --link " + r.link + " --stack " + r.stack;
-    if (r.trace.empty() || given(r, r.names.call)) cmd += " --call " + r.call;
+    if (r.trace.empty() || given(r, "--call")) cmd += " --call " + r.call;
     if (r.ranks_per_node != 1) cmd += " --ranks-per-node " + std::to_string(r.ranks_per_node);
   }
   if (r.statistic != "auto") cmd += " --statistic " + r.statistic;

@@ -12,6 +12,71 @@ namespace dagsgd::sim {
 using model::Error;
 using model::Expected;
 
+namespace {
+
+bool was_given(const ReplayRequest& r, const char* flag) {
+  return std::find(r.given.begin(), r.given.end(), flag) != r.given.end();
+}
+
+// The first of `flags` given, with `why`.
+Expected<void> refuse(const ReplayRequest& r, std::initializer_list<const char*> flags,
+                      const std::string& why) {
+  for (const char* flag : flags) {
+    if (was_given(r, flag)) return Error{flag + why};
+  }
+  return model::ok();
+}
+
+}  // namespace
+
+Expected<void> check_replay_request(const ReplayRequest& r) {
+  const HardwareSpec& h = r.hardware;
+  if (h.intra.empty() != h.inter.empty()) {
+    return Error{"--intra and --inter go together (the target fabric)"};
+  }
+  if (h.intra.empty()) {  // the run's own network
+    DAGSGD_TRY(refuse(r, {"--fabric-file"}, " needs --intra and --inter"));
+    DAGSGD_TRY(refuse(r, {"--gpus-per-node"},
+                      " lays the run out on a target fabric (--intra/--inter); without one the "
+                      "run keeps its own layout"));
+    DAGSGD_TRY(refuse(r, {"--algorithm"},
+                      " applies to a target fabric (--intra/--inter); the run's own calibration "
+                      "uses the ring formula"));
+    DAGSGD_TRY(refuse(r, {"--stack"}, " applies to a target fabric (--intra/--inter)"));
+    if (!h.topology.empty() || h.network_model == "flow") {
+      return Error{
+          "--topology and --network-model flow replay onto a target fabric: give --intra and "
+          "--inter"};
+    }
+  } else if (r.measured_comm) {
+    return Error{"--comm measured replays the traced network; it takes no target fabric"};
+  }
+  if (auto known = model::collective_algorithms().check(r.exchange.algorithm); !known) {
+    return model::with_context("--algorithm", known.error());
+  }
+  if (r.ranks_per_machine > 0 && r.cpus == 0) {
+    return Error{"--ranks-per-machine needs --cpus (the cores of each machine)"};
+  }
+  return model::ok();
+}
+
+Expected<ReplayOptions> replay_request_options(const trace::TraceDag& dag, const ReplayRequest& r,
+                                               const Catalogs& catalogs) {
+  DAGSGD_TRY(check_replay_request(r));
+  ReplayOptions ro;
+  ro.algorithm = r.exchange.algorithm;
+  if (!r.hardware.intra.empty()) {  // --gpus-per-node, else as traced
+    auto target =
+        replay_target(dag, r.hardware, r.exchange, catalogs, !was_given(r, "--gpus-per-node"));
+    if (!target) return target.error();
+    ro = std::move(*target);
+  }
+  ro.comm = r.measured_comm ? CommMode::kMeasured : CommMode::kModeled;
+  ro.cpus = r.cpus;
+  ro.ranks_per_machine = r.ranks_per_machine;
+  return ro;
+}
+
 Expected<ReplayOptions> replay_target(const trace::TraceDag& dag, HardwareSpec hardware,
                                       const ExchangeSpec& exchange, const Catalogs& catalogs,
                                       bool as_traced) {

@@ -20,34 +20,14 @@ struct ReplayFlags {
   bool force = false;
 };
 
-// The flags' combinations that cannot mean anything, before the run is read.
-model::Expected<void> check_flags(const ReplayFlags& o) {
-  const ScenarioFlags& t = o.target;
-  if (t.hardware.intra.empty() != t.hardware.inter.empty()) {
-    return model::Error{"--intra and --inter go together (the target fabric)"};
-  }
-  if (t.hardware.intra.empty()) {  // the run's own network
-    DAGSGD_TRY(t.refuse({"--fabric-file"}, " needs --intra and --inter"));
-    DAGSGD_TRY(t.refuse({"--gpus-per-node"},
-                        " lays the run out on a target fabric (--intra/--inter); without one the "
-                        "run keeps its own layout"));
-    DAGSGD_TRY(t.refuse({"--algorithm"},
-                        " applies to a target fabric (--intra/--inter); the run's own calibration "
-                        "uses the ring formula"));
-    DAGSGD_TRY(t.refuse({"--stack"}, " applies to a target fabric (--intra/--inter)"));
-  } else if (o.comm == "measured") {
-    return model::Error{"--comm measured replays the traced network; it takes no target fabric"};
-  }
-  if (auto known = model::collective_algorithms().check(t.exchange.algorithm); !known) {
-    return model::with_context("--algorithm", known.error());
-  }
-  if (o.ranks_per_machine > 0 && o.cpus == 0) {
-    return model::Error{"--ranks-per-machine needs --cpus (the cores of each machine)"};
-  }
-  if (!o.timeline.empty() && !o.force && model::file_exists(o.timeline)) {
-    return model::Error{"--timeline '" + o.timeline + "' exists; add --force to replace it"};
-  }
-  return model::ok();
+// What the flags ask of the run (sim::ReplayRequest).
+sim::ReplayRequest request(const ReplayFlags& o) {
+  return {.hardware = o.target.hardware,
+          .exchange = o.target.exchange,
+          .measured_comm = o.comm == "measured",
+          .cpus = o.cpus,
+          .ranks_per_machine = o.ranks_per_machine,
+          .given = given_options(*o.target.app)};
 }
 
 constexpr const char* kReplayHelp =
@@ -57,27 +37,18 @@ constexpr const char* kReplayHelp =
     "         dagsgd replay runs/mlp-wfbp --intra nvlink2 --inter ib-edr";
 
 int run_replay(const ReplayFlags& o) {
-  if (auto ok = check_flags(o); !ok) return report_error(ok.error().message);
+  const sim::ReplayRequest req = request(o);
+  if (auto ok = sim::check_replay_request(req); !ok) return report_error(ok.error().message);
+  if (!o.timeline.empty() && !o.force && model::file_exists(o.timeline)) {
+    return report_error("--timeline '" + o.timeline + "' exists; add --force to replace it");
+  }
   auto w = load_traces(o.inputs);
   if (!w) return report_error(w.error().message);
-  sim::ReplayOptions ro;
-  ro.algorithm = o.target.exchange.algorithm;
-  if (!o.target.hardware.intra.empty()) {  // --gpus-per-node, else as traced
-    auto catalogs = load_catalogs(o.target);
-    if (!catalogs) return report_error(catalogs.error().message);
-    auto target = sim::replay_target((*w)->dag(), o.target.hardware, o.target.exchange, *catalogs,
-                                     !o.target.given("--gpus-per-node"));
-    if (!target) return report_error(target.error().message);
-    ro = std::move(*target);
-  } else if (!o.target.hardware.topology.empty() || o.target.hardware.network_model == "flow") {
-    return report_error(
-        "--topology and --network-model flow replay onto a target fabric: give "
-        "--intra and --inter");
-  }
-  ro.comm = o.comm == "measured" ? sim::CommMode::kMeasured : sim::CommMode::kModeled;
-  ro.cpus = o.cpus;
-  ro.ranks_per_machine = o.ranks_per_machine;
-  auto r = sim::replay_trace((*w)->dag(), ro);
+  auto catalogs = load_catalogs(o.target);
+  if (!catalogs) return report_error(catalogs.error().message);
+  auto ro = sim::replay_request_options((*w)->dag(), req, *catalogs);
+  if (!ro) return report_error(ro.error().message);
+  auto r = sim::replay_trace((*w)->dag(), *ro);
   if (!r) return report_error(r.error().message);
   if (!o.timeline.empty()) {
     auto written =

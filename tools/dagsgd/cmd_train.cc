@@ -46,32 +46,7 @@ void add_train(CLI::App& root, Action& action) {
   // A repeated flag takes its last value (as most launchers' wrappers expect) instead of a CLI11
   // error that every rank would print. Values are strings: config_from_flags() checks them.
   sub->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  sub->add_option("--model", f->model, "mlp, cnn, or a network-spec JSON file of fc/relu layers")
-      ->capture_default_str();
-  sub->add_option("--widths", f->widths, "hidden layer widths of the mlp (default 256,128)");
-  sub->add_option("--epochs", f->epochs, "epochs to train, 1..1000000 (default 1)");
-  sub->add_option("--iterations", f->iterations, "stop after this many iterations (>= 1)");
-  sub->add_option("--batch", f->batch, "mini-batch size per rank, 1..65536 (default 64)");
-  sub->add_option("--lr", f->lr, "learning rate, > 0 (default 0.05)");
-  sub->add_option("--momentum", f->momentum, "SGD momentum, in [0, 1) (default 0.9)");
-  sub->add_option("--seed", f->seed, "seed of initialization and data order (default 1)");
-  sub->add_option("--exchange", f->exchange, "gradient exchange: allreduce, ps, asa")
-      ->capture_default_str();
-  sub->add_option("--overlap", f->overlap, "none, wfbp, or bucket:MB (MiB)")->capture_default_str();
-  sub->add_option("--precision", f->precision, "fp32 or fp16 on the wire")->capture_default_str();
-  sub->add_option("--topk", f->topk, "sparsify: exchange this fraction of gradients, in (0, 1]");
-  sub->add_option("--sync", f->sync, "bsp, or easgd:TAU,ALPHA")->capture_default_str();
-  sub->add_option("--trace", f->trace, "write a run directory here");
-  sub->add_flag("--force", f->force, "overwrite a non-empty --trace directory");
-  sub->add_option(
-      "--data", f->data,
-      "Fashion-MNIST directory (default " + std::string(runtime::kFashionMnistDir) + ")");
-  sub->add_option("--warmup", f->warmup,
-                  "iterations left out of the timing statistics (default 2)");
-  sub->add_flag("--no-eval", f->no_eval, "skip the test-set evaluation");
-  sub->add_option("--device", f->device,
-                  "cpu, or cuda (mlp and fc/relu FILE models; one GPU per rank)")
-      ->capture_default_str();
+  add_flag_table(*sub, *f, runtime::train_flags());
   sub->callback(
       [f, sub, &action] { action = [f, sub] { return run_train(*f, sub->remaining()); }; });
 }

@@ -56,41 +56,6 @@ sim::SweepProgress progress_bar(bool show) {
   };
 }
 
-// The workload: a traced run (refusing flags it cannot honour) or a network spec.
-model::Expected<std::unique_ptr<sim::Workload>> load_workload(const WhatifOptions& o,
-                                                              const sim::Catalogs& catalogs,
-                                                              sim::SweepGrid& grid) {
-  const ScenarioFlags& f = o.scenario;
-  if (f.given("--network") == !o.run.empty()) {
-    return model::Error{o.run.empty()
-                            ? "give a traced run directory (RUN) or --network"
-                            : "give either a traced run directory or --network, not both"};
-  }
-  if (o.run.empty()) {
-    if (grid.gpus.empty()) return model::Error{"--gpus is required with --network"};
-    auto w = sim::NetworkWorkload::resolve(f.network, catalogs);
-    if (!w) return w.error();
-    return std::unique_ptr<sim::Workload>(std::move(*w));
-  }
-  DAGSGD_TRY(
-      f.refuse({"--gpu", "--step-time", "--layer-profile", "--sync", "--io-time", "--input-rate",
-                "--prefetch", "--iterations", "--effects", "--noise-cv", "--no-effects"},
-               " describes a network spec; a traced run keeps what it measured"));
-  DAGSGD_TRY(f.refuse({"--overlap", "--precision", "--topk"},
-                      ": a traced run keeps its own overlap, precision and sparsity; sweep them "
-                      "with --network"));
-  auto w = sim::TracedWorkload::load({o.run}, trace::ImportOptions{},
-                                     f.given("--batch") ? f.network.batch : 0);
-  if (!w) return w.error();
-  if ((*w)->batch() == 0) return model::Error{(*w)->batch_problem() + "; give --batch"};
-  if (auto fit = sim::fit_grid_to_run(grid, **w, f.given("--gpus"), f.given("--gpus-per-node"));
-      !fit) {
-    return model::Error{"--gpus: " + fit.error().message + "; leave --gpus out or give " +
-                        std::to_string((*w)->ranks())};
-  }
-  return std::unique_ptr<sim::Workload>(std::move(*w));
-}
-
 // Rank 0's checks before the sweep: existing outputs (then their folders), the plot library.
 // `created`: the folders made here, removed again when the sweep fails.
 int prepare_output(const WhatifOptions& o, const sim::Sweep& sweep, reports::PlotLibrary& plots,
@@ -129,7 +94,8 @@ int run_whatif(const WhatifOptions& o) {
   auto per_node = gpus_per_node(o.scenario, grid.gpus_per_node);
   if (!per_node) return fail(per_node.error().message);
   grid.gpus_per_node = *per_node;
-  auto workload = load_workload(o, *catalogs, grid);
+  auto workload = sim::load_sweep_workload(o.run, o.scenario.network,
+                                           given_options(*o.scenario.app), *catalogs, grid);
   if (!workload) return fail(workload.error().message);
   auto sweep = sim::prepare_sweep(grid, **workload, *catalogs);
   if (!sweep) return fail(sweep.error().message);

@@ -74,32 +74,34 @@ std::string command_line(const std::vector<std::string>& options_left_out,
                                    flags_left_out);
 }
 
-namespace {
-
-// A check that `range` (model::parse_number) decides; `name` is what --help shows.
-CLI::Validator number_in(const model::NumberRange& range, const std::string& name) {
+CLI::Validator number_check(const model::NumberRange& range) {
   return {[range](std::string& text) {
             auto v = model::parse_number(text, range);
             return v ? std::string() : v.error().message;
           },
-          name};
+          range.label};
 }
 
-}  // namespace
+std::vector<std::string> given_options(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->count() > 0) names.push_back(o->get_name());
+  }
+  return names;
+}
 
-CLI::Validator positive_finite() { return number_in(model::positive_finite_range(), "NUMBER > 0"); }
+CLI::Validator positive_finite() { return number_check(model::positive_finite_range()); }
 
 CLI::Validator duration_seconds(bool zero_allowed) {
-  return number_in(model::duration_seconds_range(zero_allowed), "SECONDS");
+  return number_check(model::duration_seconds_range(zero_allowed));
 }
 
-CLI::Validator fraction() { return number_in(model::fraction_range(), "0..1"); }
+CLI::Validator fraction() { return number_check(model::fraction_range()); }
 
-CLI::Validator worker_count() { return number_in(model::worker_count_range(), "1..2^20"); }
+CLI::Validator worker_count() { return number_check(model::worker_count_range()); }
 
 CLI::Validator whole_number(long min, long max) {
-  return number_in(model::whole_number_range(min, max),
-                   std::to_string(min) + ".." + std::to_string(max));
+  return number_check(model::whole_number_range(min, max));
 }
 
 int prepare_outputs(const std::string& dir, const std::vector<std::string>& files, bool force,

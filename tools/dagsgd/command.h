@@ -5,10 +5,14 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "dagsgd/model/flag_table.h"
 
 #include "run_cli.h"
 
@@ -47,6 +51,38 @@ CLI::Validator worker_count();
 // A whole number from `min` to `max` (CLI11's own number checks print ranges as 1.79e308-digit
 // numbers and refuse "1e3" without saying why).
 CLI::Validator whole_number(long min, long max);
+// The check of a number in `range` (--help shows its label).
+CLI::Validator number_check(const model::NumberRange& range);
+
+// Registers one row of a flag table (model/flag_table.h) whose field is `field`.
+template <class Row>
+CLI::Option* add_flag_row(CLI::App& app, const Row& row, const model::FlagField& field) {
+  CLI::Option* o = std::visit(
+      [&](auto* value) {
+        if constexpr (std::is_same_v<decltype(value), bool*>) {
+          return app.add_flag(row.name, *value, row.help);
+        } else {
+          return app.add_option(row.name, *value, row.help);
+        }
+      },
+      field);
+  if (row.range) o->check(number_check(*row.range));
+  if (!row.choices.empty()) o->check(CLI::IsMember(row.choices));
+  if (row.existing_file) o->check(CLI::ExistingFile);
+  if (row.list) o->delimiter(',');
+  if (row.show_default) o->capture_default_str();
+  return o;
+}
+
+// Registers every row of `table` on `app`, filling `target`.
+template <class T>
+void add_flag_table(CLI::App& app, T& target, const std::vector<model::FlagSpec<T>>& table) {
+  for (const auto& row : table) add_flag_row(app, row, row.field(target));
+}
+
+// The names of the options of `app` given on its command line.
+std::vector<std::string> given_options(const CLI::App& app);
+
 // Before a command writes `files` (paths below `dir`): model::check_output_files, then
 // model::make_output_folders, adding those it made to `created`. kExitOk, or the code of the
 // error it reported.

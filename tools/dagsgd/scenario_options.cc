@@ -1,10 +1,7 @@
 // The scenario flags (scenario_options.h): one declaration and one help text per flag.
 #include "scenario_options.h"
 
-#include <limits>
-
 #include "command.h"
-#include "dagsgd/model/job_effects.h"
 
 namespace dagsgd::tools {
 
@@ -21,51 +18,12 @@ const char* const kShardingHelp =
 
 // The network-spec flags (a traced run keeps what it measured).
 void add_network_flags(CLI::App& app, sim::NetworkSpec& n, ScenarioUse use) {
-  auto* network = app.add_option("--network", n.network,
-                                 "Bundled network name (alexnet, googlenet, resnet50, vgg16, "
-                                 "bert-base, ...) or a network definition file");
-  if (use == ScenarioUse::kPredict) network->required();
-  app.add_option("--batch", n.batch,
-                 "Samples per GPU per iteration (a traced run: per rank; default: its manifest)")
-      ->check(whole_number(1, std::numeric_limits<int>::max()))
-      ->capture_default_str();
-  app.add_option("--gpu", n.gpu, "GPU (or CPU node) from the catalog: k80, p100, v100, a100, ...")
-      ->capture_default_str();
-  app.add_option("--step-time", n.step_time_s,
-                 "Measured single-GPU iteration time in seconds; layer times are scaled to it")
-      ->check(duration_seconds(false));
-  app.add_option("--layer-profile", n.layer_profile,
-                 "Per-layer backward profile (B-Caffe log format) for the network's layers")
-      ->check(CLI::ExistingFile);
-  app.add_option("--sync", n.sync, "bsp, or easgd:TAU,ALPHA (elastic averaging every TAU steps)")
-      ->capture_default_str();
+  add_flag_table(app, n, sim::network_spec_flags());
+  if (use == ScenarioUse::kPredict) app.get_option("--network")->required();
   app.add_option_function<std::string>(
          "--prefetch", [&n](const std::string& v) { n.prefetch = v == "on"; },
          "Overlap input loading with the previous iteration: on, off (default on)")
       ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--io-time", n.io_time_s, "Seconds to read one batch into host memory")
-      ->check(duration_seconds(true));
-  app.add_option("--input-rate", n.input_rate,
-                 "Samples/s one node's host input pipeline (decode, augmentation) delivers to "
-                 "all its GPUs: each GPU loads a batch in batch x gpus-per-node / RATE seconds, "
-                 "overlapped with the previous iteration unless --prefetch off (default: no "
-                 "limit)")
-      ->check(positive_finite());
-  app.add_option("--iterations", n.iterations, "Iterations to simulate (the last is reported)")
-      ->check(whole_number(2, 1000))
-      ->capture_default_str();
-  // Effects around the wire, on by default for GPU ranks (docs/gpu-effects.md).
-  app.add_option("--effects", n.effects_file,
-                 "Job-effects file ('dagsgd analyze --effects-out'): its measured compute noise "
-                 "and compute slowdown beside communication replace the bundled ones")
-      ->check(CLI::ExistingFile);
-  app.add_option("--noise-cv", n.noise_cv,
-                 "Per-rank, per-iteration compute noise (std / mean, 0 to 1): each iteration "
-                 "waits for the slowest rank (default: --effects', else the bundled measurement "
-                 "for a GPU, none for a CPU node)")
-      ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--no-effects", n.effects_off,
-                 "Effects around the wire to leave out, comma-separated: " + model::effect_names());
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ struct NumberRange {
   bool max_included = true;
   bool whole = false;    // a whole number
   std::string expected;  // what a valid value is: "a number from 0 to 1"
+  std::string label;     // the same, short, for an option's --help: "0..1", "SECONDS"
 };
 
 // All of `text` as a number inside `range` (NaN never is; a whole number written as digits, with

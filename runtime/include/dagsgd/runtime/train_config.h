@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dagsgd/model/expected.h"
+#include "dagsgd/model/flag_table.h"
 #include "dagsgd/runtime/dataset.h"
 
 namespace dagsgd::runtime {
@@ -71,6 +72,10 @@ struct TrainFlags {
   bool no_eval = false;
   std::string device = "cpu";
 };
+
+// The flags of `dagsgd train` (model/flag_table.h); their values are checked by
+// config_from_flags, so every rank refuses a bad one the same way.
+const std::vector<model::FlagSpec<TrainFlags>>& train_flags();
 
 // The configuration the flags ask for, checked (validate()); `extras` are arguments no flag
 // took. Errors are one line naming the flag and the value.

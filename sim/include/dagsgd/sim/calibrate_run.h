@@ -8,27 +8,11 @@
 #include <vector>
 
 #include "dagsgd/model/expected.h"
+#include "dagsgd/model/flag_table.h"
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/sim/calibrate.h"
 
 namespace dagsgd::sim {
-
-// How messages name each setting: the setting itself by default ("unknown algorithm 'x'"); a
-// command line passes its flags ("unknown --algorithm 'x'").
-struct CalibrationSettingNames {
-  std::string ranks = "ranks";
-  std::string algorithm = "algorithm";
-  std::string scope = "scope";
-  std::string statistic = "statistic";
-  std::string nominal = "nominal rate";
-  std::string measured = "no measured curves";
-  std::string stack = "stack";
-  std::string link = "link";
-  std::string call = "call";
-  std::string trace = "trace";
-  std::string ranks_per_node = "ranks per node";
-  std::string fabric_file = "fabric file";
-};
 
 struct CalibrationRequest {
   std::vector<std::string> logs;
@@ -52,9 +36,9 @@ struct CalibrationRequest {
   std::string fabric_file;
   int ranks_per_node = 1;
   std::string call = "allreduce";
-  CalibrationSettingNames names;
-  // The names of the settings given explicitly: one that belongs to the other kind of fit is
-  // refused, even at its default value.
+  // The settings given explicitly, as the flags of calibration_flags() name them: one that
+  // belongs to the other kind of fit is refused, even at its default value. Messages name each
+  // setting by its flag.
   std::vector<std::string> given;
 };
 
@@ -68,6 +52,9 @@ struct CalibrationRun {
 
 // Runs the request against `catalog` (where a stack fit's link is looked up). `notes` gets the
 // lines worth telling beside the result ("note: ...", "warning: ..."), also when it fails.
+// The flags of `dagsgd calibrate` (model/flag_table.h; its logs are the positional "logs").
+const std::vector<model::FlagSpec<CalibrationRequest>>& calibration_flags();
+
 model::Expected<CalibrationRun> run_calibration(const CalibrationRequest& request,
                                                 const model::HardwareCatalog& catalog,
                                                 std::vector<std::string>& notes);

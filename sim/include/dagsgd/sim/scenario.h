@@ -11,6 +11,7 @@
 #include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/compute_model.h"
 #include "dagsgd/model/expected.h"
+#include "dagsgd/model/flag_table.h"
 #include "dagsgd/model/hardware.h"
 #include "dagsgd/model/network.h"
 #include "dagsgd/model/sharding.h"
@@ -113,6 +114,24 @@ model::Expected<Scenario> resolve_scenario(const HardwareSpec& hardware,
 model::Expected<ReplayOptions> replay_target(const trace::TraceDag& dag, HardwareSpec hardware,
                                              const ExchangeSpec& exchange, const Catalogs& catalogs,
                                              bool as_traced);
+// What `dagsgd replay` asks of a traced run: a target fabric (`hardware.intra` and `inter`; both
+// empty: the run's own network, calibrated on its own collectives), the exchange's algorithm and
+// stack, the communication (modeled or measured) and the host CPU model. `given` names the options
+// set, as the command line spells them (a target's options without a target are refused).
+struct ReplayRequest {
+  HardwareSpec hardware;
+  ExchangeSpec exchange;
+  bool measured_comm = false;
+  int cpus = 0;
+  int ranks_per_machine = 0;
+  std::vector<std::string> given;
+};
+// The combinations that cannot mean anything, before the run is read.
+model::Expected<void> check_replay_request(const ReplayRequest& r);
+// The replay options of `r` for a run whose DAG is `dag` (replay_target for a target fabric).
+model::Expected<ReplayOptions> replay_request_options(const trace::TraceDag& dag,
+                                                      const ReplayRequest& r,
+                                                      const Catalogs& catalogs);
 // The options that replay a traced run on scenario `s`: its links as the target (and its cluster
 // for the flow-level tier), its algorithm and stack, communication modeled. The one route from a
 // scenario to a replay: replay_target and TracedWorkload::evaluate both take it.
@@ -156,6 +175,10 @@ struct NetworkSpec {
   double noise_cv = -1;
   std::string effects_off;
 };
+
+// The flags that fill a NetworkSpec (model/flag_table.h), but --prefetch (on/off): predict's and
+// whatif's, as the command line and the Python module spell them.
+const std::vector<model::FlagSpec<NetworkSpec>>& network_spec_flags();
 
 class NetworkWorkload final : public Workload {
  public:

@@ -89,6 +89,16 @@ std::vector<std::size_t> timeline_points(const std::vector<SweepPoint>& points);
 model::Expected<void> fit_grid_to_run(SweepGrid& grid, const TracedWorkload& run, bool gpus_given,
                                       bool gpus_per_node_given);
 
+// The workload a sweep runs: the traced run `run` (a directory) or, when `run` is empty, the
+// network spec `network` (the grid then needs GPU counts). `given` names the options the caller
+// set as the command line spells them: a traced run refuses those it cannot honour (what
+// describes a network spec, its overlap, precision and sparsity), reads its batch from `network`
+// only when "--batch" was given, and is fitted to `grid` (fit_grid_to_run, with "--gpus" and
+// "--gpus-per-node").
+model::Expected<std::unique_ptr<Workload>> load_sweep_workload(
+    const std::string& run, const NetworkSpec& network, const std::vector<std::string>& given,
+    const Catalogs& catalogs, SweepGrid& grid);
+
 // A grid expanded and every point resolved against the catalogs and the workload (so that a
 // typo fails before a long sweep).
 struct Sweep {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dagsgd/model/expected.h"
+#include "dagsgd/model/flag_table.h"
 #include "dagsgd/reports/validation_report.h"
 #include "dagsgd/runtime/emulated_cluster.h"
 
@@ -24,6 +25,11 @@ struct CampaignSettings {
   bool host_cpu_model = true;
   std::string network_model = "flow";  // analytic or flow
 };
+
+// The flags of `dagsgd validate` that fill CampaignSettings (model/flag_table.h), and whether
+// the flags `given` name the grid or how a run is measured (what OUT/grid.json records).
+const std::vector<model::FlagSpec<CampaignSettings>>& campaign_flags();
+bool names_the_grid(const std::vector<std::string>& given);
 
 class Campaign {
  public:
