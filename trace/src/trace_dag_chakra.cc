@@ -30,6 +30,9 @@ class ChakraBuilder : public Builder {
     for (std::size_t r = 0; r < nr; ++r) add_rank_tasks(r);
     join_collectives(coll_res);
     for (std::size_t r = 0; r < nr; ++r) add_rank_edges(r);
+    bool timed = true;
+    for (const auto& r : run_.ranks) timed = timed && r.chakra.timed;
+    if (!timed) derive_starts();
     iterations();
     return model::ok();
   }
@@ -133,7 +136,7 @@ class ChakraBuilder : public Builder {
         const TaskId id = task_of_[r][comm_[r][k]];
         out_.dag.mutable_task(id).duration = 0;
         out_.tasks[static_cast<std::size_t>(id)].collective = info.collective;
-        out_.dag.add_edge(id, c.task, EdgeKind::kCollectiveJoin);
+        edge(id, c.task, EdgeKind::kCollectiveJoin);
         joined_.emplace(id, c.task);
       }
       out_.collectives.push_back(std::move(c));
@@ -165,7 +168,64 @@ class ChakraBuilder : public Builder {
       for (std::size_t d = b; d < e; ++d) {
         const TaskId parent = tasks[static_cast<std::size_t>(info.deps[d])];
         auto j = joined_.find(parent);
-        out_.dag.add_edge(j != joined_.end() ? j->second : parent, tasks[i], EdgeKind::kData);
+        edge(j != joined_.end() ? j->second : parent, tasks[i], EdgeKind::kData);
+      }
+    }
+  }
+
+  void edge(TaskId from, TaskId to, EdgeKind kind) {
+    out_.dag.add_edge(from, to, kind);
+    edges_.emplace_back(from, to);
+  }
+
+  // Files without start times: each task starts when its last dependency ends, across ranks (a
+  // joined collective starts when its last rank has arrived), which is what a replay with the
+  // traced durations gives. The importer's per-file starts could not see the other ranks.
+  void derive_starts() {
+    const std::size_t n = out_.tasks.size();
+    std::vector<std::vector<TaskId>> children(n);
+    std::vector<std::int32_t> pending(n, 0);
+    for (const auto& [from, to] : edges_) {
+      children[static_cast<std::size_t>(from)].push_back(to);
+      ++pending[static_cast<std::size_t>(to)];
+    }
+    std::vector<Nanos> start(n, 0);
+    std::vector<TaskId> ready;
+    for (std::size_t t = 0; t < n; ++t) {
+      if (pending[t] == 0) ready.push_back(static_cast<TaskId>(t));
+    }
+    while (!ready.empty()) {
+      const auto t = static_cast<std::size_t>(ready.back());
+      ready.pop_back();
+      const Nanos end =
+          model::saturating_add(start[t], out_.dag.task(static_cast<TaskId>(t)).duration);
+      for (TaskId c : children[t]) {
+        auto& s = start[static_cast<std::size_t>(c)];
+        s = std::max(s, end);
+        if (--pending[static_cast<std::size_t>(c)] == 0) ready.push_back(c);
+      }
+    }
+    // (A cycle leaves tasks pending: build_trace_dag refuses the DAG, naming the run.)
+    for (std::size_t t = 0; t < n; ++t) out_.tasks[t].measured_start = start[t];
+    for (auto& c : out_.collectives) {
+      Nanos last_arrive = INT64_MIN;
+      for (std::size_t r = 0; r < c.arrive.size(); ++r) {
+        if (c.arrive[r] < 0) continue;
+        const TaskId own =
+            c.joined ? task_of_[r][comm_[r][static_cast<std::size_t>(c.group)]] : c.task;
+        const Nanos a = start[static_cast<std::size_t>(own)];
+        c.arrive[r] = a;
+        c.span_start[r] = a;
+        c.span_end[r] = a + out_.tasks[static_cast<std::size_t>(own)].measured_dur;
+        last_arrive = std::max(last_arrive, a);
+      }
+      if (!c.joined) continue;
+      // Each rank's part lasts from its arrival to the end of the join.
+      out_.tasks[static_cast<std::size_t>(c.task)].measured_start = last_arrive;
+      for (std::size_t r = 0; r < c.arrive.size(); ++r) {
+        const TaskId own = task_of_[r][comm_[r][static_cast<std::size_t>(c.group)]];
+        c.span_end[r] = last_arrive + c.measured;
+        out_.tasks[static_cast<std::size_t>(own)].measured_dur = c.span_end[r] - c.arrive[r];
       }
     }
   }
@@ -229,9 +289,10 @@ class ChakraBuilder : public Builder {
       out_.measured_iteration.push_back(b[k + 1] - b[k]);
   }
 
-  std::vector<std::vector<TaskId>> task_of_;    // [rank][event]
-  std::vector<std::vector<std::size_t>> comm_;  // [rank]: events that are collectives
-  std::unordered_map<TaskId, TaskId> joined_;   // a rank's arrival -> the join
+  std::vector<std::vector<TaskId>> task_of_;      // [rank][event]
+  std::vector<std::vector<std::size_t>> comm_;    // [rank]: events that are collectives
+  std::unordered_map<TaskId, TaskId> joined_;     // a rank's arrival -> the join
+  std::vector<std::pair<TaskId, TaskId>> edges_;  // every edge added, for derive_starts
 };
 
 }  // namespace
