@@ -36,6 +36,11 @@ bool is_kineto_name(const std::string& name) {
   return has_suffix(name, ".json") || has_suffix(name, ".json.gz");
 }
 
+// What one file may hold (docs/limits.md): each node costs about 300 bytes and each dependency
+// about 30 (the node, its event, its task and edges) however few bytes it takes in the file.
+constexpr std::size_t kMaxNodes = std::size_t{1} << 23;
+constexpr std::size_t kMaxDependencies = std::size_t{1} << 26;
+
 // Reads a varint at `pos` of `data` (at most 10 bytes, as protobuf's); false when the bytes end
 // first or it runs longer.
 bool read_varint(const std::string& data, std::size_t& pos, std::uint64_t& out) {
@@ -273,6 +278,12 @@ class ChakraFile {
     // Chakra's PyTorch converter points ctrl_deps at the op that encloses a node, not at one
     // that must end first.
     n.deps.assign(node.data_deps().begin(), node.data_deps().end());
+    dependencies_ += n.deps.size();
+    if (nodes_.size() >= kMaxNodes || dependencies_ > kMaxDependencies) {
+      return error_node(n, "more than " + std::to_string(kMaxNodes) + " nodes or " +
+                               std::to_string(kMaxDependencies) +
+                               " dependencies in one file: out of range");
+    }
     auto start = micros_ns(n, node.start_time_micros(), "start_time_micros");
     if (!start) return start.error();
     auto dur = micros_ns(n, node.duration_micros(), "duration_micros");
@@ -558,6 +569,7 @@ class ChakraFile {
   std::vector<std::int32_t> order_;
   std::int64_t stated_ranks_ = 0;
   std::int64_t stated_rank_ = -1;
+  std::size_t dependencies_ = 0;
 };
 
 std::string missing_rank_file(const std::string& like, int rank) {
