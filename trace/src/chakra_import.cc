@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <unordered_map>
 #include <utility>
 
@@ -17,6 +18,7 @@
 #include "dagsgd/model/io.h"
 #include "dagsgd/trace/collective.h"
 #include "et_def.pb.h"
+#include "google/protobuf/stubs/logging.h"
 
 namespace dagsgd::trace::detail {
 
@@ -170,10 +172,22 @@ struct NodeRecord {
   bool iteration_end = false;
 };
 
+// protobuf's parser writes to stderr when a string field is not UTF-8 (and then fails, which the
+// reader turns into its error); a library prints nothing, so its log goes nowhere.
+void silence_protobuf_log() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    google::protobuf::SetLogHandler(
+        [](google::protobuf::LogLevel, const char*, int, const std::string&) {});
+  });
+}
+
 class ChakraFile {
  public:
   ChakraFile(std::string path, std::string data, FileReport& report)
-      : path_(std::move(path)), data_(std::move(data)), report_(report) {}
+      : path_(std::move(path)), data_(std::move(data)), report_(report) {
+    silence_protobuf_log();
+  }
 
   model::Expected<ImportedRank> read(int rank_hint) {
     rank_.file = path_;
@@ -268,7 +282,8 @@ class ChakraFile {
     if (!node.ParseFromArray(data_.data() + m->first, static_cast<int>(m->second)) ||
         !node.GetReflection()->GetUnknownFields(node).empty()) {
       return error_at(at, "not a Chakra Node message (message " +
-                              std::to_string(nodes_.size() + 1) + " of the file)");
+                              std::to_string(nodes_.size() + 2) +
+                              " of the file; or a string in it is not UTF-8)");
     }
     NodeRecord n;
     n.id = node.id();
