@@ -4,6 +4,7 @@
     chakra_import_check.py sample    --dagsgd BIN --samples DIR --out DIR
     chakra_import_check.py roundtrip --dagsgd BIN --samples DIR --out DIR
     chakra_import_check.py bad       --dagsgd BIN --samples DIR --out DIR
+    chakra_import_check.py mpi       --dagsgd BIN --samples DIR --out DIR   (runs mpirun)
 
 sample: Chakra's own test trace (datasets/samples/chakra/chakra.0.et) decoded here with a
 protobuf-free reader (varints and length-delimited fields only): its node count, its collectives
@@ -11,7 +12,8 @@ by type with their bytes, and the longest path through its data dependencies wit
 (what a trace without start times measures) are what analyze, replay and whatif report.
 roundtrip: the sample Kineto traces exported with `dagsgd export --format chakra` and read back:
 the measured iterations, the collectives and the replay on the traced and on another fabric are
-the original's. bad: truncated, wrong, cyclic, unknown and incomplete inputs exit 2 with one line
+the original's. mpi: a 2-rank `dagsgd train` run exported and read back (its measured iterations
+exactly, its replay on a modeled fabric within 1%). bad: truncated, wrong, cyclic, unknown and incomplete inputs exit 2 with one line
 naming the file and the place.
 """
 
@@ -250,6 +252,33 @@ def roundtrip(args):
     print("roundtrip: ok")
 
 
+def mpi(args):
+    """A 2-rank `dagsgd train` run exported and read back: its measured iterations exactly; its
+    replay on a modeled fabric the same; on the traced configuration no slower (its collectives,
+    one after another on the runtime's progress engine, may overlap in the files)."""
+    mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2"]
+    train = os.path.join(args.out, "train")
+    shutil.rmtree(train, ignore_errors=True)
+    p = subprocess.run(mpirun + [args.dagsgd, "train", "--model", "fc-small", "--iterations", "8",
+                                 "--batch", "32", "--overlap", "wfbp", "--no-eval", "--trace",
+                                 train], capture_output=True, text=True, check=False)
+    check(p.returncode == 0, f"train: {p.stdout}{p.stderr}")
+    out = os.path.join(args.out, "train-chakra")
+    shutil.rmtree(out, ignore_errors=True)
+    run(args, "export", "--format", "chakra", train, "--out", out)
+    r0, o0, _ = replay_figures(args, [train])
+    r1, o1, a1 = replay_figures(args, [out])
+    print(f"train: measured {r0['measured_iteration_s']:.6f} -> {r1['measured_iteration_s']:.6f}"
+          f" s, predicted {r0['predicted_iteration_s']:.6f} -> {r1['predicted_iteration_s']:.6f}"
+          f" s, on ib-edr {o0['predicted_iteration_s']:.6f} -> {o1['predicted_iteration_s']:.6f} s")
+    check(r1["iterations"] == r0["iterations"] and r1["warmup"] == r0["warmup"], "iterations")
+    check(r1["measured_iteration_s"] == r0["measured_iteration_s"], "measured iterations")
+    close(o1["predicted_iteration_s"], o0["predicted_iteration_s"], 0.01, "replay on ib-edr")
+    check(r1["predicted_iteration_s"] <= r0["predicted_iteration_s"] * 1.001, "traced replay")
+    check(len(a1["ranks"]) == 2, "two ranks")
+    print("mpi: ok")
+
+
 def write(path, data):
     with open(path, "wb") as f:
         f.write(data)
@@ -320,13 +349,13 @@ def bad(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["sample", "roundtrip", "bad"])
+    ap.add_argument("mode", choices=["sample", "roundtrip", "bad", "mpi"])
     ap.add_argument("--dagsgd", required=True)
     ap.add_argument("--samples", required=True)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    {"sample": sample, "roundtrip": roundtrip, "bad": bad}[args.mode](args)
+    {"sample": sample, "roundtrip": roundtrip, "bad": bad, "mpi": mpi}[args.mode](args)
 
 
 if __name__ == "__main__":

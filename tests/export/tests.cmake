@@ -28,3 +28,12 @@ foreach(mode sample roundtrip bad)
                    --out ${CMAKE_CURRENT_BINARY_DIR}/chakra-import-${mode})
   set_tests_properties(export.chakra_import_${mode} PROPERTIES LABELS "trace;export" TIMEOUT 300)
 endforeach()
+if(DAGSGD_WITH_MPI)
+  # A 2-rank `dagsgd train` run exported and read back.
+  add_test(NAME export.chakra_import_mpi
+           COMMAND ${Python_EXECUTABLE} ${chakra_import_check} mpi --dagsgd $<TARGET_FILE:dagsgd>
+                   --samples ${PROJECT_SOURCE_DIR}/datasets/samples
+                   --out ${CMAKE_CURRENT_BINARY_DIR}/chakra-import-mpi)
+  set_tests_properties(export.chakra_import_mpi PROPERTIES LABELS "trace;export;mpi" TIMEOUT 300
+                       RUN_SERIAL TRUE)
+endif()
