@@ -225,6 +225,10 @@ class ChakraFile {
     if (!read_varint(data_, pos_, len)) {
       return error_at(at, std::string("truncated length of the ") + what + " message");
     }
+    if (len > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
+      return error_at(at, std::string("the ") + what + " message is " + std::to_string(len) +
+                              " bytes long: protobuf reads at most 2^31-1");
+    }
     if (len > data_.size() - pos_) {
       return error_at(at, std::string("the ") + what + " message is " + std::to_string(len) +
                               " bytes long, past the end of the file (" +

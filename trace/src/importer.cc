@@ -375,7 +375,7 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
       if (files.empty()) {
         return model::Error{"'" + paths[0] + "': neither a run directory (no " + kManifestName +
                             ") nor a directory of "
-                            ".json/.json.gz traces"};
+                            ".json/.json.gz or .et (Chakra) traces"};
       }
     }
   } else {

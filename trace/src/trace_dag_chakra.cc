@@ -237,7 +237,8 @@ class ChakraBuilder : public Builder {
     const auto& main = run_.ranks[0].chakra;
     out_.rank_bounds.assign(nr, {});
     bool stated = !main.iteration_start.empty() && main.iteration_end >= 0 &&
-                  main.measured_iteration.size() == main.iteration_start.size();
+                  main.measured_iteration.size() == main.iteration_start.size() &&
+                  main.bounds.size() == main.iteration_start.size() + 1;
     for (auto s : main.iteration_start) stated = stated && s >= 0;
     if (stated) {
       for (auto s : main.iteration_start)
@@ -245,7 +246,12 @@ class ChakraBuilder : public Builder {
       out_.end_task = task_of_[0][static_cast<std::size_t>(main.iteration_end)];
       out_.measured_iteration = main.measured_iteration;
       out_.warmup = main.warmup;
-      for (std::size_t r = 0; r < nr; ++r) out_.rank_bounds[r] = run_.ranks[r].chakra.bounds;
+      // A rank whose boundaries do not fit is measured in the main rank's windows.
+      for (std::size_t r = 0; r < nr; ++r) {
+        const auto& b = run_.ranks[r].chakra.bounds;
+        if (b.size() == main.bounds.size()) out_.rank_bounds[r] = b;
+      }
+      if (out_.warmup >= static_cast<int>(out_.measured_iteration.size())) out_.warmup = 0;
     } else {
       derive_iterations();
     }
