@@ -64,7 +64,7 @@ std::string allreduce(std::int64_t bytes) {
 }
 
 std::string write_et(const std::string& dir, const std::string& name, const std::string& data) {
-  const std::string path = dir + "/" + name;
+  std::string path = dir + "/" + name;
   EXPECT_TRUE(model::write_file(path, data, true).ok());
   return path;
 }
