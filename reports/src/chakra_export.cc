@@ -1,5 +1,5 @@
 // Chakra execution traces from a traced run's DAG: the projection onto ranks (chakra_ranks) and
-// the protobuf messages of the vendored schema (reports/proto/chakra/et_def.proto).
+// the protobuf messages of the vendored schema (trace/proto/chakra/et_def.proto).
 #include "dagsgd/reports/chakra_export.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -198,6 +198,17 @@ void frame(const google::protobuf::Message& m, std::string& out) {
   m.SerializeWithCachedSizes(&coded);
 }
 
+// The node of `rank`'s file that holds task `t`: its own node, or for a collective's task (the
+// join, a rank's arrival) the collective's node; kNone when the file has none.
+std::uint64_t node_of_task(const trace::TraceDag& dag, const ChakraRank& rank, TaskId t) {
+  if (t == model::kNoTask) return kNone;
+  const std::int32_t c = dag.tasks[static_cast<std::size_t>(t)].collective;
+  for (const auto& n : rank.nodes) {
+    if (n.task == t || (c >= 0 && n.trace_collective == c)) return n.id;
+  }
+  return kNone;
+}
+
 }  // namespace
 
 bool chakra_collective(trace::CollectiveKind kind, ChakraCollective& out) {
@@ -261,7 +272,26 @@ std::string chakra_trace_file(const trace::ImportedRun& run, const trace::TraceD
   meta_attr("trace_rank")->set_int64_val(imported.rank);
   meta_attr("world_size")->set_int64_val(imported.world_size);
   meta_attr("iterations")->set_int64_val(static_cast<std::int64_t>(dag.measured_iteration.size()));
+  // What `dagsgd analyze` and `replay` read back (trace/src/chakra_import.cc): the measured
+  // iterations, this rank's measured iteration boundaries, and the warm-up left out of means.
+  auto* measured = meta_attr("measured_iteration_ns")->mutable_int64_list();
+  for (Nanos t : dag.measured_iteration) measured->add_values(t);
+  auto* bounds = meta_attr("iteration_bounds_ns")->mutable_int64_list();
+  if (static_cast<std::size_t>(rank.rank) < dag.rank_bounds.size()) {
+    for (Nanos t : dag.rank_bounds[static_cast<std::size_t>(rank.rank)]) bounds->add_values(t);
+  }
+  meta_attr("warmup")->set_int64_val(dag.warmup);
   frame(meta, out);
+  // On the main rank, the nodes whose start begins each iteration and whose end ends the last.
+  std::unordered_map<std::uint64_t, std::int64_t> starts;
+  std::uint64_t end_node = kNone;
+  if (rank.rank == dag.main_rank) {
+    for (std::size_t k = 0; k < dag.boundary_task.size(); ++k) {
+      const std::uint64_t id = node_of_task(dag, rank, dag.boundary_task[k]);
+      if (id != kNone) starts.emplace(id, static_cast<std::int64_t>(k));
+    }
+    end_node = node_of_task(dag, rank, dag.end_task);
+  }
 
   ChakraProtoMsg::Node node;
   for (const auto& n : rank.nodes) {
@@ -290,6 +320,10 @@ std::string chakra_trace_file(const trace::ImportedRun& run, const trace::TraceD
     attr(node, "kind")->set_string_val(model::task_kind_name(n.kind));
     if (n.layer >= 0) attr(node, n.collective ? "group" : "layer")->set_int64_val(n.layer);
     attr(node, "iteration")->set_int64_val(n.iteration);
+    if (auto it = starts.find(n.id); it != starts.end()) {
+      attr(node, "iteration_start")->set_int64_val(it->second);
+    }
+    if (n.id == end_node) attr(node, "iteration_end")->set_int64_val(1);
     frame(node, out);
   }
   return out;

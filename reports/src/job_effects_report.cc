@@ -27,7 +27,9 @@ bool noise_writable(const sim::IterationNoise& n) {
 std::string slowdown_text(const sim::OverlapSlowdown& s, const std::string& subjects,
                           const std::string& others) {
   std::string out;
-  if (s.seen == 0) {
+  if (s.seen == 0 && s.untimed_ranks > 0) {
+    out = "not measurable: the trace records no start times (they follow from its dependencies)";
+  } else if (s.seen == 0) {
     out = "not measurable: the trace has no " + subjects + "s";
   } else if (!s.measured()) {
     out = "not measurable: no " + subjects + " ran beside " + others +

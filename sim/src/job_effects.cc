@@ -47,6 +47,10 @@ OverlapSlowdown measure_overlap(const trace::ImportedRun& run, bool comm_subject
   // By kernel: name and launch shape (ordered: the same sums in the same order every time).
   std::map<std::pair<std::string, std::uint32_t>, KernelSamples> by_kernel;
   for (const auto& rk : run.ranks) {
+    if (run.source == trace::RunSource::kChakra && !rk.chakra.timed) {
+      ++out.untimed_ranks;
+      continue;
+    }
     std::map<std::int64_t, std::vector<Interval>> others;  // by device
     for (const auto& e : rk.events) {
       if (e.category != trace::EventCategory::kKernel || e.dur <= 0) continue;

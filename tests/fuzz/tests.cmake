@@ -3,7 +3,7 @@
 # that ctest runs over the target's seed corpus and regression inputs (label `fuzz`).
 option(DAGSGD_FUZZ "Build the libFuzzer targets (clang only; the fuzz preset sets it)" OFF)
 set(DAGSGD_FUZZ_TARGETS importer manifest network hardware topology osu_log bcaffe_log stack
-    whatif_grid chakra)
+    whatif_grid chakra chakra_import)
 foreach(t ${DAGSGD_FUZZ_TARGETS})
   if(DAGSGD_FUZZ)
     set(exe fuzz_${t})

@@ -50,7 +50,7 @@ def samples_match_shared(source):
     shared = os.path.join(source, "..", "shared", "data")
     if not os.path.isdir(shared):
         return "no ../shared/data to compare with"
-    pairs = {"kineto": "traces/kineto", "b-caffe": "published/b-caffe"}
+    pairs = {"kineto": "traces/kineto", "b-caffe": "published/b-caffe", "chakra": "chakra"}
     n = 0
     for sub, there in pairs.items():
         for name in os.listdir(os.path.join(source, "datasets", "samples", sub)):

@@ -7,7 +7,8 @@ namespace dagsgd::tools {
 void add_trace_inputs(CLI::App& app, TraceInputs& in) {
   app.add_option("RUN", in.paths,
                  "A run directory (dagsgd train --trace / dagsgd collect), a directory of "
-                 "Kineto traces, or one Kineto trace file per rank (.json, .json.gz)")
+                 "Kineto traces or of Chakra execution traces (NAME.<rank>.et), or one trace "
+                 "file per rank (Kineto .json, .json.gz; Chakra .et)")
       ->required();
   app.add_flag("--strict", in.strict, "Any bad record in a trace is an error (exit 2)");
   app.add_flag("--json", in.json, "Print one JSON object instead of text");

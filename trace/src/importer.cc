@@ -11,6 +11,7 @@
 #include <optional>
 #include <utility>
 
+#include "chakra_import.h"
 #include "dagsgd/model/dag.h"
 #include "dagsgd/model/interrupt.h"
 #include "dagsgd/model/io.h"
@@ -50,7 +51,7 @@ const char* category_name(EventCategory c) {
 
 const char* run_source_name(RunSource s) {
   // In the order of the enum.
-  static constexpr const char* kNames[] = {"dagsgd-train", "dagsgd-collect", "kineto"};
+  static constexpr const char* kNames[] = {"dagsgd-train", "dagsgd-collect", "kineto", "chakra"};
   return name_in(kNames, s, "kineto");
 }
 
@@ -295,6 +296,20 @@ model::Expected<void> check_dagsgd_traces_have_manifest(const ImportedRun& run) 
   return model::ok();
 }
 
+// The run with its time span checked and its origin (the earliest event) set.
+model::Expected<ImportedRun> checked_run(ImportedRun run) {
+  DAGSGD_TRY(check_time_span(run));
+  run.origin = 0;
+  bool first = true;
+  for (const auto& r : run.ranks) {
+    for (const auto& e : r.events) {
+      if (first || e.ts < run.origin) run.origin = e.ts;
+      first = false;
+    }
+  }
+  return run;
+}
+
 }  // namespace
 
 model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
@@ -305,6 +320,16 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
     auto dir = run_directory_of(paths);
     if (!dir) return dir.error();
     if (*dir) return import_run({**dir}, options);
+  }
+  auto chakra = detail::chakra_files(paths);
+  if (!chakra) return chakra.error();
+  if (!chakra->empty()) {
+    auto run = detail::import_chakra_run(paths[0], *chakra, options);
+    if (!run) return run.error();
+    // A Chakra file's times are on its run's axis already (dagsgd export writes them so).
+    auto checked = checked_run(std::move(*run));
+    if (checked) checked->origin = std::min<Nanos>(0, checked->origin);
+    return checked;
   }
   ImportedRun run;
   run.path = paths[0];
@@ -350,7 +375,7 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
       if (files.empty()) {
         return model::Error{"'" + paths[0] + "': neither a run directory (no " + kManifestName +
                             ") nor a directory of "
-                            ".json/.json.gz traces"};
+                            ".json/.json.gz or .et (Chakra) traces"};
       }
     }
   } else {
@@ -416,16 +441,7 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
   run.ranks = std::move(ranks);
   run.report.files = std::move(reps);
   align_clocks(run, options.align_clocks && run.source == RunSource::kKineto);
-  DAGSGD_TRY(check_time_span(run));
-  run.origin = 0;
-  bool first = true;
-  for (const auto& r : run.ranks) {
-    for (const auto& e : r.events) {
-      if (first || e.ts < run.origin) run.origin = e.ts;
-      first = false;
-    }
-  }
-  return run;
+  return checked_run(std::move(run));
 }
 
 }  // namespace dagsgd::trace

@@ -104,6 +104,8 @@ model::Expected<TraceDag> build_trace_dag(const ImportedRun& run) {
   if (run.ranks.empty()) return model::Error{"'" + run.path + "': no ranks to build a DAG from"};
   if (run.source == RunSource::kDagsgdTrain) {
     DAGSGD_TRY(detail::build_ssgd_dag(run, out));
+  } else if (run.source == RunSource::kChakra) {
+    DAGSGD_TRY(detail::build_chakra_dag(run, out));
   } else {
     DAGSGD_TRY(detail::build_kineto_dag(run, out));
   }

@@ -48,8 +48,10 @@ class Builder {
   std::vector<std::vector<std::int32_t>> name_index_;
 };
 
-// The DAG of a `dagsgd train` run (mode kSsgd) and of any other trace (mode kKineto).
+// The DAG of a `dagsgd train` run (mode kSsgd), of Chakra execution traces (trace_dag_chakra.cc,
+// mode kKineto) and of any other trace (mode kKineto).
 model::Expected<void> build_ssgd_dag(const ImportedRun& run, TraceDag& out);
+model::Expected<void> build_chakra_dag(const ImportedRun& run, TraceDag& out);
 model::Expected<void> build_kineto_dag(const ImportedRun& run, TraceDag& out);
 
 }  // namespace dagsgd::trace::detail

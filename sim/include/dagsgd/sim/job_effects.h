@@ -26,6 +26,9 @@ struct OverlapSlowdown {
   int partial = 0;    // subjects overlapped for less than half their duration: left out
   int unmatched = 0;  // subjects beside the other kind whose kernel never ran alone: left out
   model::Nanos beside = 0;  // total duration of the samples
+  // Ranks left out because their trace records no start times (a Chakra trace without them:
+  // its starts follow from its dependencies, so which kernels ran together is not known).
+  int untimed_ranks = 0;
   bool measured() const { return samples > 0; }
 };
 

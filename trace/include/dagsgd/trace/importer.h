@@ -100,6 +100,21 @@ struct ImportReport {
   std::string summary() const;
 };
 
+// What a Chakra execution trace holds beside its events (RunSource::kChakra; empty otherwise):
+// its dependencies and, when the file says them (dagsgd export writes them), its iterations.
+struct ChakraRankInfo {
+  std::vector<std::uint64_t> node_id;    // per event: its node's id in the file
+  std::vector<std::int32_t> deps_begin;  // per event, then one past the last: its range in deps
+  std::vector<std::int32_t> deps;        // parents (data_deps), as event indices
+  std::vector<std::int8_t> task_kind;    // per event: the model::TaskKind it states (-1: none)
+  std::vector<std::int32_t> iteration_start;  // per iteration: the event that begins it
+  std::int32_t iteration_end = -1;            // the event whose end ends the last iteration
+  std::vector<model::Nanos> bounds;           // measured: the start of each iteration, then the end
+  std::vector<model::Nanos> measured_iteration;  // the main rank's measured iterations
+  int warmup = 0;
+  bool timed = false;  // start_time_micros recorded; else starts follow from the dependencies
+};
+
 struct ImportedRank {
   int rank = 0;
   std::string file;
@@ -114,10 +129,12 @@ struct ImportedRank {
   // with its run's manifest (run.manifest).
   bool dagsgd_rank_info = false;
   std::int64_t cpu_pid = 0;
+  ChakraRankInfo chakra;  // Chakra execution traces only
   const std::string& str(std::int32_t i) const { return strings[static_cast<std::size_t>(i)]; }
 };
 
-enum class RunSource { kDagsgdTrain, kDagsgdCollect, kKineto };
+// kChakra: Chakra execution traces (NAME.<rank>.et), read by trace/src/chakra_import.cc.
+enum class RunSource { kDagsgdTrain, kDagsgdCollect, kKineto, kChakra };
 const char* run_source_name(RunSource s);
 
 struct ImportedRun {
@@ -167,12 +184,14 @@ model::Expected<ImportedRank> import_trace_text(model::FileText text, const std:
                                                 int rank_hint, FileReport& report,
                                                 const ImportOptions& options);
 
-// A run: one directory (a dagsgd run directory with its manifest, or a directory of Kineto
-// .json/.json.gz files) or a list of trace files. Refused (an Error naming the files): rank
-// traces whose run ids differ from each other or from the manifest's (traces of two runs), a
-// manifest whose status is "ok" but that lists other than `ranks` traces, traces whose world
-// size differs from the manifest's ranks, and runs whose events (after clock alignment) span
-// kMaxDuration or more or whose durations add up to kMaxDagTime or more.
+// A run: one directory (a dagsgd run directory with its manifest, a directory of Kineto
+// .json/.json.gz files, or one of Chakra execution traces NAME.<rank>.et) or a list of trace
+// files (Kineto, or Chakra: by the .et extension or their content; never both in one run). Refused
+// (an Error naming the files): rank traces whose run ids differ from each other or from the
+// manifest's (traces of two runs), a manifest whose status is "ok" but that lists other than
+// `ranks` traces, traces whose world size differs from the manifest's ranks, and runs whose events
+// (after clock alignment) span kMaxDuration or more or whose durations add up to kMaxDagTime or
+// more.
 model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
                                         const ImportOptions& options);
 
