@@ -228,24 +228,18 @@ Expected<StackSpec> build(const Merged& m) {
   if (l.rendezvous_ns > 0 && l.eager_limit <= 0) {
     return lib.error("rendezvous_us", "needs library.eager_limit_bytes > 0");
   }
-  auto blocking = lib.rules("blocking", out);
-  if (!blocking) return blocking.error();
-  l.blocking = std::move(*blocking);
-  auto nonblocking = lib.rules("nonblocking", out);
-  if (!nonblocking) return nonblocking.error();
-  l.nonblocking = std::move(*nonblocking);
-  auto in_place = lib.rules("nonblocking_in_place", out);
-  if (!in_place) return in_place.error();
-  l.nonblocking_in_place = std::move(*in_place);
-  auto algorithms = lib.names("algorithms", out);
-  if (!algorithms) return algorithms.error();
-  l.algorithms = std::move(*algorithms);
-  auto one_node = lib.names("one_node_algorithms", out);
-  if (!one_node) return one_node.error();
-  l.one_node_algorithms = std::move(*one_node);
-  auto protocols = lib.protocols("protocols", out, l.algorithms);
-  if (!protocols) return protocols.error();
-  l.protocols = std::move(*protocols);
+  // A field read into `to`, or its error.
+  auto take = [](auto read, auto& to) -> Expected<void> {
+    if (!read) return read.error();
+    to = std::move(*read);
+    return model::ok();
+  };
+  DAGSGD_TRY(take(lib.rules("blocking", out), l.blocking));
+  DAGSGD_TRY(take(lib.rules("nonblocking", out), l.nonblocking));
+  DAGSGD_TRY(take(lib.rules("nonblocking_in_place", out), l.nonblocking_in_place));
+  DAGSGD_TRY(take(lib.names("algorithms", out), l.algorithms));
+  DAGSGD_TRY(take(lib.names("one_node_algorithms", out), l.one_node_algorithms));
+  DAGSGD_TRY(take(lib.protocols("protocols", out, l.algorithms), l.protocols));
   if (l.kind == "mpi") {
     if (l.blocking.empty()) return lib.error("blocking", "missing (an MPI library's table)");
     for (const char* k : {"algorithms", "one_node_algorithms", "protocols"}) {

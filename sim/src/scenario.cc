@@ -286,28 +286,36 @@ Expected<void> NetworkWorkload::resolve_effects() {
     if (!loaded) return loaded.error();
     bundled = std::move(*loaded);
   }
-  const std::string bundled_from = "measured on real traces, datasets/hardware/job_effects.json";
+  // One effect's measurement: the effects file's, else the bundled one (the value is kept where
+  // the bundle lacks it).
+  auto measured = [&](auto of, double& value, std::string& from) {
+    if (file && of(*file)) {
+      value = *of(*file);
+      from = "measured in " + spec_.effects_file;
+    } else if (bundled) {
+      if (of(*bundled)) value = *of(*bundled);
+      from = "measured on real traces, datasets/hardware/job_effects.json";
+    }
+  };
   if (spec_.noise_cv >= 0) {
     if (!(spec_.noise_cv <= 1)) return Error{"noise cv: must be from 0 to 1"};
     noise_cv_ = spec_.noise_cv;
     noise_from_ = "given";
-  } else if (file && file->noise) {
-    noise_cv_ = file->noise->iteration_cv;
-    noise_from_ = "measured in " + spec_.effects_file;
-  } else if (bundled) {
-    if (bundled->noise) noise_cv_ = bundled->noise->iteration_cv;
-    noise_from_ = bundled_from;
+  } else {
+    measured(
+        [](const model::JobEffects& e) {
+          return e.noise ? std::optional(e.noise->iteration_cv) : std::nullopt;
+        },
+        noise_cv_, noise_from_);
   }
+  measured(
+      [](const model::JobEffects& e) {
+        return e.interference ? std::optional(e.interference->compute_slowdown) : std::nullopt;
+      },
+      compute_slowdown_, interference_from_);
   if (!off->stragglers) {
     noise_cv_ = 0;
     noise_from_ = "switched off";
-  }
-  if (file && file->interference) {
-    compute_slowdown_ = file->interference->compute_slowdown;
-    interference_from_ = "measured in " + spec_.effects_file;
-  } else if (bundled) {
-    if (bundled->interference) compute_slowdown_ = bundled->interference->compute_slowdown;
-    interference_from_ = bundled_from;
   }
   if (!off->interference) {
     compute_slowdown_ = 1;

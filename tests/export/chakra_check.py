@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from chakra_common import check, encode_varint, fail, varint
+
 # ASTRA-sim's workload layer issues these collective types only and throws on any other
 # (astra-sim/workload/Workload.cc:347-390): a reduce is exported as an allreduce of its size, a
 # barrier as an allreduce of its 0 bytes (docs/formats.md).
@@ -29,16 +31,6 @@ CHAKRA_TYPES = {"allreduce": "ALL_REDUCE", "reduce": "ALL_REDUCE", "allgather": 
                 "reduce_scatter": "REDUCE_SCATTER", "barrier": "ALL_REDUCE"}
 COMM_TYPE_VALUES = {"ALL_REDUCE": 0, "ALL_GATHER": 2, "BROADCAST": 5, "ALL_TO_ALL": 6,
                     "REDUCE_SCATTER": 7}
-
-
-def fail(msg):
-    print("FAIL:", msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -53,28 +45,6 @@ message EtFile {
   repeated ChakraProtoMsg.Node node = 2;
 }
 """
-
-
-def varint(data, pos):
-    value, shift = 0, 0
-    while True:
-        check(pos < len(data), "truncated varint")
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, pos
-
-
-def encode_varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 def as_wrapper(data):

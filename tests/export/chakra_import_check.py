@@ -24,30 +24,11 @@ import shutil
 import subprocess
 import sys
 
-
-def fail(msg):
-    print("FAIL:", msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
+from chakra_common import check, encode_varint, fail, varint
 
 
 # ---------------------------------------------------------------------------------------------
 # A protobuf-free reader of et_def.proto's framing and the Node fields the checks need.
-
-def varint(data, pos):
-    value, shift = 0, 0
-    while True:
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, pos
-
 
 def fields(buf):
     pos, out = 0, []
@@ -299,13 +280,7 @@ def bad(args):
     ms = list(messages(good))
 
     def frame(m):
-        out, n = b"", len(m)
-        while True:
-            b = n & 0x7F
-            n >>= 7
-            out += bytes([b | (0x80 if n else 0)])
-            if not n:
-                return out + m
+        return encode_varint(len(m)) + m
 
     def node(i, deps=(), ntype=4):
         m = b"\x08" + bytes([i]) + b"\x18" + bytes([ntype])

@@ -2,7 +2,7 @@
 # public schema, and what they hold is what the traces say (nodes, dependencies, sizes).
 set(chakra_check ${CMAKE_CURRENT_LIST_DIR}/chakra_check.py)
 set(chakra_args --dagsgd $<TARGET_FILE:dagsgd> --protoc $<TARGET_FILE:protobuf::protoc>
-    --schema ${PROJECT_SOURCE_DIR}/trace/proto/chakra/et_def.proto
+    --schema ${PROJECT_SOURCE_DIR}/third_party/chakra/et_def.proto
     --samples ${PROJECT_SOURCE_DIR}/datasets/samples)
 add_test(NAME export.chakra_kineto
          COMMAND ${Python_EXECUTABLE} ${chakra_check} kineto ${chakra_args}

@@ -131,8 +131,8 @@ int run_whatif(const WhatifOptions& o) {
 void add_whatif(CLI::App& root, Action& action) {
   auto [sub, opts] = add_command<WhatifOptions>(root, action, "whatif", kWhatifHelp, run_whatif);
   sub->add_option("run", opts->run,
-                  "A traced run directory (dagsgd train/collect --trace, or Kineto traces) to "
-                  "replay on each fabric, instead of --network");
+                  "A traced run directory (dagsgd train/collect --trace, Kineto traces or Chakra "
+                  "execution traces) to replay on each fabric, instead of --network");
   add_scenario_flags(*sub, opts->scenario, ScenarioUse::kWhatif);
   sub->add_option("--out", opts->out, "Report directory")->required();
   sub->add_flag("--force", opts->force, "Overwrite existing report files");

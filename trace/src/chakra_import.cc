@@ -397,13 +397,7 @@ class ChakraFile {
   }
 
   void problem(const std::string& kind, const std::string& first) {
-    for (auto& p : report_.problems) {
-      if (p.kind == kind) {
-        ++p.count;
-        return;
-      }
-    }
-    report_.problems.push_back(ImportProblem{kind, 1, first});
+    report_.count_problem(kind, first);
   }
 
   // Parents as node indices, then an order in which every parent comes before its children;
@@ -527,7 +521,7 @@ class ChakraFile {
         e.bytes = nd.bytes;
         e.group_size = static_cast<std::int32_t>(nd.comm_ranks);
       }
-      if (!nd.kind.empty()) e.phase = phase_of_kind(nd.kind);
+      if (!nd.kind.empty()) e.phase = phase_from_name(nd.kind);
       if (nd.layer >= 0) e.layer = intern(std::to_string(nd.layer));
       if (nd.iteration >= 0) e.iteration = intern(std::to_string(nd.iteration));
       const auto ei = static_cast<std::int32_t>(rank_.events.size());
@@ -565,16 +559,6 @@ class ChakraFile {
       }
     }
     return -1;
-  }
-
-  static Phase phase_of_kind(const std::string& kind) {
-    if (kind == "io") return Phase::kIo;
-    if (kind == "h2d") return Phase::kH2D;
-    if (kind == "forward") return Phase::kForward;
-    if (kind == "backward") return Phase::kBackward;
-    if (kind == "comm") return Phase::kComm;
-    if (kind == "update") return Phase::kUpdate;
-    return Phase::kNone;
   }
 
   std::string path_;
@@ -667,28 +651,17 @@ model::Expected<ImportedRun> import_chakra_run(const std::string& path,
     run.report.files.push_back(std::move(rep));
   }
   // Ranks in order, each once, none missing: a Chakra run is one file per rank.
-  std::vector<std::size_t> order(run.ranks.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return run.ranks[a].rank < run.ranks[b].rank;
-  });
-  std::vector<ImportedRank> ranks;
-  std::vector<FileReport> reps;
-  for (std::size_t i : order) {
-    auto& r = run.ranks[i];
-    if (!ranks.empty() && ranks.back().rank == r.rank) {
-      return Error{"'" + r.file + "' and '" + ranks.back().file + "' are both rank " +
-                   std::to_string(r.rank)};
-    }
-    const int expected = static_cast<int>(ranks.size());
+  DAGSGD_TRY(order_by_rank(run));
+  auto& ranks = run.ranks;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const auto& r = ranks[i];
+    const int expected = static_cast<int>(i);
     if (r.rank != expected) {
       return Error{"Chakra trace of rank " + std::to_string(expected) + " missing: '" +
                    missing_rank_file(r.file, expected) + "' (a run is one file per rank, " +
                    "NAME.<rank>.et from 0; '" + r.file + "' is rank " + std::to_string(r.rank) +
                    ")"};
     }
-    ranks.push_back(std::move(r));
-    reps.push_back(std::move(run.report.files[i]));
   }
   if (stated_ranks > static_cast<std::int64_t>(ranks.size())) {
     return Error{"Chakra trace of rank " + std::to_string(ranks.size()) + " missing: '" +
@@ -699,8 +672,6 @@ model::Expected<ImportedRun> import_chakra_run(const std::string& path,
     r.world_size = static_cast<int>(ranks.size());
     r.world_size_stated = true;
   }
-  run.ranks = std::move(ranks);
-  run.report.files = std::move(reps);
   return run;
 }
 

@@ -24,4 +24,8 @@ model::Expected<ImportedRun> import_chakra_run(const std::string& path,
                                                const std::vector<std::string>& files,
                                                const ImportOptions& options);
 
+// Orders a run's ranks (and their file reports) by rank; two files of one rank are an Error
+// naming both (importer.cc; every run, Kineto or Chakra).
+model::Expected<void> order_by_rank(ImportedRun& run);
+
 }  // namespace dagsgd::trace::detail

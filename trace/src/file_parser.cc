@@ -298,13 +298,7 @@ class FileParser final : public EventSink {
 
  private:
   void problem(const std::string& kind, const std::string& first) {
-    for (auto& p : report_.problems) {
-      if (p.kind == kind) {
-        ++p.count;
-        return;
-      }
-    }
-    report_.problems.push_back(ImportProblem{kind, 1, first});
+    report_.count_problem(kind, first);
   }
 
   // `n` more of a kind already counted.

@@ -19,6 +19,31 @@
 
 namespace dagsgd::trace {
 
+namespace detail {
+
+model::Expected<void> order_by_rank(ImportedRun& run) {
+  std::vector<std::size_t> order(run.ranks.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return run.ranks[a].rank < run.ranks[b].rank;
+  });
+  std::vector<ImportedRank> ranks;
+  std::vector<FileReport> reps;
+  for (std::size_t i : order) {
+    if (!ranks.empty() && ranks.back().rank == run.ranks[i].rank) {
+      return model::Error{"'" + run.ranks[i].file + "' and '" + ranks.back().file +
+                          "' are both rank " + std::to_string(run.ranks[i].rank)};
+    }
+    ranks.push_back(std::move(run.ranks[i]));
+    reps.push_back(std::move(run.report.files[i]));
+  }
+  run.ranks = std::move(ranks);
+  run.report.files = std::move(reps);
+  return model::ok();
+}
+
+}  // namespace detail
+
 namespace fs = std::filesystem;
 using model::Nanos;
 
@@ -53,6 +78,16 @@ const char* run_source_name(RunSource s) {
   // In the order of the enum.
   static constexpr const char* kNames[] = {"dagsgd-train", "dagsgd-collect", "kineto", "chakra"};
   return name_in(kNames, s, "kineto");
+}
+
+void FileReport::count_problem(const std::string& kind, const std::string& first) {
+  for (auto& p : problems) {
+    if (p.kind == kind) {
+      ++p.count;
+      return;
+    }
+  }
+  problems.push_back(ImportProblem{kind, 1, first});
 }
 
 std::int64_t ImportReport::problem_count() const {
@@ -422,24 +457,7 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
   }
   DAGSGD_TRY(check_run_ids(run, manifest_path));
   DAGSGD_TRY(check_dagsgd_traces_have_manifest(run));
-  // Order by rank; two files claiming one rank is bad input.
-  std::vector<std::size_t> order(run.ranks.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return run.ranks[a].rank < run.ranks[b].rank;
-  });
-  std::vector<ImportedRank> ranks;
-  std::vector<FileReport> reps;
-  for (std::size_t i : order) {
-    if (!ranks.empty() && ranks.back().rank == run.ranks[i].rank) {
-      return model::Error{"'" + run.ranks[i].file + "' and '" + ranks.back().file +
-                          "' are both rank " + std::to_string(run.ranks[i].rank)};
-    }
-    ranks.push_back(std::move(run.ranks[i]));
-    reps.push_back(std::move(run.report.files[i]));
-  }
-  run.ranks = std::move(ranks);
-  run.report.files = std::move(reps);
+  DAGSGD_TRY(detail::order_by_rank(run));
   align_clocks(run, options.align_clocks && run.source == RunSource::kKineto);
   return checked_run(std::move(run));
 }

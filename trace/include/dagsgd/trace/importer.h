@@ -83,6 +83,8 @@ struct FileReport {
   std::int64_t dropped_bytes = 0;
   bool drift_corrected = false;  // our tracer's end clock sample was applied
   std::vector<ImportProblem> problems;
+  // One more problem of `kind`; `first` is kept when it is the first of its kind.
+  void count_problem(const std::string& kind, const std::string& first);
 };
 
 struct ImportReport {
