@@ -36,7 +36,8 @@ std::string dump(const model::Expected<ImportedRank>& r, const FileReport& rep) 
       << e.wait_on_corr << " " << e.name << " " << e.collective << " " << e.algorithm << " "
       << e.layer << " " << e.iteration << " " << e.bucket << " " << e.group_size << " "
       << e.wait_on_stream << " " << e.device << " " << static_cast<int>(e.category) << " "
-      << static_cast<int>(e.phase) << " " << e.gpu << "\n";
+      << static_cast<int>(e.phase) << " " << e.gpu << " " << e.out_bytes << " " << e.group_ranks
+      << " " << e.launch << "\n";
   }
   o << "report " << rep.bytes << " " << rep.events << " " << rep.complete_events << " "
     << rep.flows_matched << " " << rep.flows_unmatched << " " << rep.flows_end_only << " "

@@ -192,6 +192,7 @@ class FileParser final : public EventSink {
       e.name = id(e.name);
       e.collective = id(e.collective);
       e.algorithm = id(e.algorithm);
+      e.group_ranks = id(e.group_ranks);
       rank_.events.push_back(e);
     }
     std::vector<ImportedEvent>().swap(o.rank_.events);
