@@ -245,6 +245,20 @@ TEST(ImporterKernels, TwoThreadsChangeNothing) {
                            R"(", "ph": "X", "cat": "kernel", "ts": 3, "dur": 1})";
     return t.insert(t.size() - 2, ev);
   }());
+  // Each part's order is sorted on its own thread and the two merged: a part already in order
+  // (no keys) beside one that is not, and two parts in order whose whole is not.
+  auto halves = [](bool second_in_order) {
+    std::string t = R"({"traceEvents": [)";
+    for (int i = 0; i < 400; ++i) {
+      const int ts = i < 200 ? 300 + i : (second_in_order ? i - 200 : (i * 37) % 101);
+      t += std::string(i > 0 ? ", " : "") + R"({"name": "op)" + std::to_string(i % 9) +
+           R"(", "ph": "X", "cat": "cpu_op", "tid": 1, "ts": )" + std::to_string(ts) +
+           R"(, "dur": )" + std::to_string(i % 4) + "}";
+    }
+    return t + "]}";
+  };
+  inputs.emplace_back("first half in order, second not", halves(false));
+  inputs.emplace_back("each half in order, not the whole", halves(true));
   std::string cut = split_trace(400, -1, "");
   cut.resize(cut.size() - 30);
   inputs.emplace_back("cut", cut);
@@ -274,17 +288,55 @@ TEST(ImporterKernels, MappedFileImportsAsItsText) {
   for (const std::string& text : {*whole, whole->substr(0, whole->size() * 3 / 5)}) {
     ASSERT_GE(text.size(), static_cast<std::size_t>(model::FileText::kMapBytes));
     ASSERT_TRUE(model::write_file(path, text, true).ok());
-    auto mapped = model::read_file_text(path);
-    ASSERT_TRUE(mapped.ok()) << mapped.error().message;
-    ASSERT_TRUE(mapped->mapped());
-    FileReport rep_mapped;
+    // One walk of the string (its buffer the sort's scratch) against the mapped file read in
+    // two parts (each part's order sorted on its thread, merged into new tables) and in one.
     FileReport rep_string;
-    const auto a = import_trace_text(std::move(*mapped), "t.json", 0, rep_mapped, ImportOptions{});
-    const auto b = import_trace_text(text, "t.json", 0, rep_string, ImportOptions{});
-    EXPECT_EQ(dump(a, rep_mapped), dump(b, rep_string)) << text.size() << " bytes";
-    EXPECT_EQ(*model::read_file(path), text) << "the file changed";
+    ImportOptions one;
+    one.threads = 1;
+    const auto b = import_trace_text(text, "t.json", 0, rep_string, one);
+    for (int threads : {0, 1, 2}) {
+      auto mapped = model::read_file_text(path);
+      ASSERT_TRUE(mapped.ok()) << mapped.error().message;
+      ASSERT_TRUE(mapped->mapped());
+      FileReport rep_mapped;
+      ImportOptions options;
+      options.threads = threads;
+      const auto a = import_trace_text(std::move(*mapped), "t.json", 0, rep_mapped, options);
+      EXPECT_EQ(dump(a, rep_mapped), dump(b, rep_string))
+          << text.size() << " bytes, threads " << threads;
+      EXPECT_EQ(*model::read_file(path), text) << "the file changed";
+    }
   }
   fs::remove_all(dir);
+}
+
+// A run's files are read two at a time when there are two cores (each on one thread) or one
+// after another (ImportOptions::threads 1): the same ranks, reports and, for a list with a file
+// that cannot be read, the same error.
+TEST(ImporterKernels, FilesTwoAtATimeAsOneAfterAnother) {
+  const std::string kineto = std::string(DAGSGD_SHARED_DATA) + "/traces/kineto/";
+  const std::vector<std::string> files = {kineto + "sampled_rank-1.json.gz",
+                                          kineto + "nccl_data.json.gz",
+                                          kineto + "sampled_rank-0.json.gz"};
+  auto text = [](const model::Expected<ImportedRun>& run) {
+    if (!run.ok()) return "error: " + run.error().message;
+    std::string out;
+    for (std::size_t r = 0; r < run->ranks.size(); ++r) {
+      out += run->ranks[r].file + "\n" + dump(run->ranks[r], run->report.files[r]);
+    }
+    for (auto off : run->report.clock_offsets) out += std::to_string(off) + " ";
+    return out;
+  };
+  ImportOptions serial;
+  serial.threads = 1;
+  // Files that fail (nccl_data claims rank 0 as sampled_rank-0 does; a file that is not there)
+  // and files that read, two at a time when no file is more than half of the bytes.
+  for (const auto& list :
+       {files, std::vector<std::string>{files[0], files[2]},
+        std::vector<std::string>{files[0], kineto + "absent.json", files[2], files[0]}}) {
+    const std::string want = text(import_run(list, serial));
+    EXPECT_EQ(text(import_run(list, ImportOptions{})), want) << list.size() << " files";
+  }
 }
 
 // Events out of order are sorted in the text's buffer when it holds 120 bytes per kept event
