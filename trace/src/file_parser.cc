@@ -103,27 +103,27 @@ std::vector<SortKey> part_order(const std::vector<ImportedEvent>& events) {
   return keys;
 }
 
-// `size` events of `table` from `offset` on, in order: through `keys` (their indices counted
-// from `offset`), or as they lie when `keys` is null.
+// `size` events of `table` in order: through `keys`, or as they lie when `keys` is null.
 struct OrderRun {
   const SortKey* keys = nullptr;
   const ImportedEvent* table = nullptr;
   std::size_t size = 0;
-  std::size_t offset = 0;
-  std::size_t index(std::size_t i) const { return offset + (keys != nullptr ? keys[i].index : i); }
+  const ImportedEvent* at(std::size_t i) const {
+    return table + (keys != nullptr ? keys[i].index : i);
+  }
   // The i-th event's start and duration, from the keys (read in order) where there are keys.
-  Nanos ts(std::size_t i) const { return keys != nullptr ? keys[i].ts : table[offset + i].ts; }
-  Nanos dur(std::size_t i) const { return keys != nullptr ? keys[i].dur : table[offset + i].dur; }
+  Nanos ts(std::size_t i) const { return keys != nullptr ? keys[i].ts : table[i].ts; }
+  Nanos dur(std::size_t i) const { return keys != nullptr ? keys[i].dur : table[i].dur; }
 };
 
-// The indices of two runs in one order, the first run's first among equals (its events come
+// The events of two runs in one order, the first run's first among equals (its events come
 // first in the file): the order one sort of all the keys gives.
 class MergedOrder {
  public:
   MergedOrder(const OrderRun& a, const OrderRun& b) : a_(a), b_(b) {}
-  std::size_t next() {
-    if (j_ < b_.size && (i_ == a_.size || second_first())) return b_.index(j_++);
-    return a_.index(i_++);
+  const ImportedEvent* next() {
+    if (j_ < b_.size && (i_ == a_.size || second_first())) return b_.at(j_++);
+    return a_.at(i_++);
   }
 
  private:
@@ -236,12 +236,9 @@ class FileParser final : public EventSink {
       reset();
       return kernel.walk(t, n, cap, *this, window, {});
     }
-    const std::size_t first_events = rank_.events.size();
     if (r2.part_read && absorb(second)) {
       part_keys_[0] = std::move(keys1);
       part_keys_[1] = std::move(keys2);
-      part_split_ = first_events;
-      parts_sorted_ = true;
       return r;
     }
     r2 = kernel.walk(t, n, cap, *this, window, second_part);
@@ -257,14 +254,14 @@ class FileParser final : public EventSink {
     std::vector<std::int32_t> ids(o.rank_.strings.size());
     for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = intern(o.rank_.strings[i]);
     auto id = [&](std::int32_t s) { return s >= 0 ? ids[static_cast<std::size_t>(s)] : s; };
-    for (ImportedEvent e : o.rank_.events) {
+    // The second part's events stay in their table until finish() gathers both (or appends it).
+    for (ImportedEvent& e : o.rank_.events) {
       e.name = id(e.name);
       e.collective = id(e.collective);
       e.algorithm = id(e.algorithm);
       e.group_ranks = id(e.group_ranks);
-      rank_.events.push_back(e);
     }
-    std::vector<ImportedEvent>().swap(o.rank_.events);
+    second_events_ = std::move(o.rank_.events);
     o.flows_.each([&](const FlowKey& key, const std::pair<int, int>& se) {
       auto& slot =
           flows_[FlowKey{flow_category(*o.flow_cats_[static_cast<std::size_t>(key.cat)]), key.id}];
@@ -294,6 +291,12 @@ class FileParser final : public EventSink {
 
   // `scratch`: `scratch_bytes` of no further use (the file's text, read cleanly), or null.
   void finish(char* scratch, std::size_t scratch_bytes);
+
+  // The second part's events after the first's, as one walk would have left them.
+  void append_second() {
+    rank_.events.insert(rank_.events.end(), second_events_.begin(), second_events_.end());
+    std::vector<ImportedEvent>().swap(second_events_);
+  }
 
   void event(const RawEvent& e) override { add_event(e); }
 
@@ -363,7 +366,7 @@ class FileParser final : public EventSink {
     flows_.clear();
     part_keys_[0].clear();
     part_keys_[1].clear();
-    parts_sorted_ = false;
+    std::vector<ImportedEvent>().swap(second_events_);
     drift_ = RawEvent{};
     base_ns_ = 0;
     rank_set_ = world_size_set_ = backend_set_ = run_id_set_ = base_set_ = false;
@@ -577,11 +580,10 @@ class FileParser final : public EventSink {
   std::vector<std::unique_ptr<std::string>> flow_cats_;
   std::int32_t last_flow_cat_ = -1;  // the last flow's category
   FlowTable flows_;
-  // A text read in two parts: the order of each part's events (part_order), the second's
-  // indices from part_split_ on.
+  // A text read in two parts: the second part's events (absorb), and the order of each part's
+  // events (part_order; none when in order).
+  std::vector<ImportedEvent> second_events_;
   std::vector<SortKey> part_keys_[2];
-  std::size_t part_split_ = 0;
-  bool parts_sorted_ = false;
   RawEvent drift_;
   std::int64_t base_ns_ = 0;
   // Set by the text (what absorb() takes from a second part).
@@ -613,6 +615,8 @@ void FileParser::finish(char* scratch, std::size_t scratch_bytes) {
                                   " starts but never ends (its GPU work is not in the trace)");
     problem_count("unmatched flow", unmatched - 1);
   }
+  // The drift correction moves times: the parts' orders no longer hold.
+  if (drift_.has_drift) append_second();
   if (drift_.has_drift) {
     // docs/tracing.md: T' = T + c (T - t0) / (t1 - t0), on the trace's own axis (ts relative to
     // baseTimeNanoseconds). In double, and applied only when every corrected time stays in range:
@@ -658,22 +662,28 @@ void FileParser::finish(char* scratch, std::size_t scratch_bytes) {
   // keys sorted on its own thread already (unless the drift correction moved the times since),
   // merged here as they are gathered.
   auto& events = rank_.events;
-  if (std::is_sorted(events.begin(), events.end(), event_before)) return;
-  const std::size_t n = events.size();
-  const bool parts = parts_sorted_ && !report_.drift_corrected;
-  const ImportedEvent* table = events.data();
-  auto run = [&](const std::vector<SortKey>& keys, std::size_t begin, std::size_t end) {
-    return OrderRun{keys.empty() ? nullptr : keys.data(), table, end - begin, begin};
+  const bool parts = !second_events_.empty();
+  if (parts && part_keys_[0].empty() && part_keys_[1].empty() &&
+      (events.empty() || !event_before(second_events_.front(), events.back()))) {
+    append_second();  // both parts in order, and the second after the first
+    return;
+  }
+  if (!parts && std::is_sorted(events.begin(), events.end(), event_before)) return;
+  const std::size_t n = events.size() + second_events_.size();
+  auto run = [](const std::vector<SortKey>& keys, const std::vector<ImportedEvent>& table) {
+    return OrderRun{keys.empty() ? nullptr : keys.data(), table.data(), table.size()};
   };
-  // The gather reads the table in key order, all over it (threads and streams interleave): the
-  // events a few keys ahead are asked for early so that their cache misses overlap instead of
-  // following one another.
+  const OrderRun first = run(part_keys_[0], events);
+  const OrderRun second = run(part_keys_[1], second_events_);
+  // The gather reads the tables in key order, all over them (threads and streams interleave):
+  // the events a few keys ahead are asked for early so that their cache misses overlap instead
+  // of following one another.
   auto gather = [&](const OrderRun& a, const OrderRun& b, auto&& put) {
     constexpr std::size_t kAhead = 8;
     MergedOrder order(a, b);
     MergedOrder ahead(a, b);
     auto prefetch = [&] {
-      const auto* e = reinterpret_cast<const char*>(table + ahead.next());
+      const auto* e = reinterpret_cast<const char*>(ahead.next());
       __builtin_prefetch(e);
       __builtin_prefetch(e + 64);
       __builtin_prefetch(e + sizeof(ImportedEvent) - 1);
@@ -681,7 +691,7 @@ void FileParser::finish(char* scratch, std::size_t scratch_bytes) {
     for (std::size_t i = 0; i < kAhead && i < n; ++i) prefetch();
     for (std::size_t i = 0; i < n; ++i) {
       if (i + kAhead < n) prefetch();
-      put(i, table[order.next()]);
+      put(i, *order.next());
     }
   };
   auto all_keys = [&](SortKey* keys) {
@@ -703,10 +713,13 @@ void FileParser::finish(char* scratch, std::size_t scratch_bytes) {
       std::memcpy(out + i * sizeof(ImportedEvent), &e, sizeof(ImportedEvent));
     };
     if (parts) {
-      gather(run(part_keys_[0], 0, part_split_), run(part_keys_[1], part_split_, n), put);
+      gather(first, second, put);
+      // The second table goes before the first grows into new pages: the peak stays the walk's.
+      std::vector<ImportedEvent>().swap(second_events_);
+      events.resize(n);
     } else {
       all_keys(keys);
-      gather(OrderRun{keys, table, n, 0}, OrderRun{}, put);
+      gather(OrderRun{keys, events.data(), n}, OrderRun{}, put);
     }
     std::memcpy(static_cast<void*>(events.data()), out, n * sizeof(ImportedEvent));
     return;
@@ -718,12 +731,13 @@ void FileParser::finish(char* scratch, std::size_t scratch_bytes) {
   advise_huge_pages(sorted.data(), sorted.capacity() * sizeof(ImportedEvent));
   auto put = [&](std::size_t, const ImportedEvent& e) { sorted.push_back(e); };
   if (parts) {
-    gather(run(part_keys_[0], 0, part_split_), run(part_keys_[1], part_split_, n), put);
+    gather(first, second, put);
+    std::vector<ImportedEvent>().swap(second_events_);
   } else {
     const auto keys = std::make_unique_for_overwrite<SortKey[]>(n);
     advise_huge_pages(keys.get(), n * sizeof(SortKey));
     all_keys(keys.get());
-    gather(OrderRun{keys.get(), table, n, 0}, OrderRun{}, put);
+    gather(OrderRun{keys.get(), events.data(), n}, OrderRun{}, put);
   }
   events = std::move(sorted);
 }
