@@ -310,35 +310,6 @@ TEST(ImporterKernels, MappedFileImportsAsItsText) {
   fs::remove_all(dir);
 }
 
-// A run's files are read two at a time when there are two cores (each on one thread) or one
-// after another (ImportOptions::threads 1): the same ranks, reports and, for a list with a file
-// that cannot be read, the same error.
-TEST(ImporterKernels, FilesTwoAtATimeAsOneAfterAnother) {
-  const std::string kineto = std::string(DAGSGD_SHARED_DATA) + "/traces/kineto/";
-  const std::vector<std::string> files = {kineto + "sampled_rank-1.json.gz",
-                                          kineto + "nccl_data.json.gz",
-                                          kineto + "sampled_rank-0.json.gz"};
-  auto text = [](const model::Expected<ImportedRun>& run) {
-    if (!run.ok()) return "error: " + run.error().message;
-    std::string out;
-    for (std::size_t r = 0; r < run->ranks.size(); ++r) {
-      out += run->ranks[r].file + "\n" + dump(run->ranks[r], run->report.files[r]);
-    }
-    for (auto off : run->report.clock_offsets) out += std::to_string(off) + " ";
-    return out;
-  };
-  ImportOptions serial;
-  serial.threads = 1;
-  // Files that fail (nccl_data claims rank 0 as sampled_rank-0 does; a file that is not there)
-  // and files that read, two at a time when no file is more than half of the bytes.
-  for (const auto& list :
-       {files, std::vector<std::string>{files[0], files[2]},
-        std::vector<std::string>{files[0], kineto + "absent.json", files[2], files[0]}}) {
-    const std::string want = text(import_run(list, serial));
-    EXPECT_EQ(text(import_run(list, ImportOptions{})), want) << list.size() << " files";
-  }
-}
-
 // Events out of order are sorted in the text's buffer when it holds 120 bytes per kept event
 // and in new tables when it does not (file_parser.cc): both give (ts, longer first, file
 // order for equal events).

@@ -77,7 +77,7 @@ bool event_before(const ImportedEvent& a, const ImportedEvent& b) {
   return a.dur > b.dur;
 }
 
-// What the sort moves instead of 88-byte events; the index keeps equal events in file order, as
+// What the sort moves instead of 112-byte events; the index keeps equal events in file order, as
 // a stable sort would.
 struct SortKey {
   Nanos ts;
@@ -699,7 +699,7 @@ void FileParser::finish(char* scratch, std::size_t scratch_bytes) {
     std::sort(keys, keys + n, key_less);
   };
   // In the text's buffer when it is large enough (a Kineto trace takes ~350 bytes per kept event,
-  // the keys and the gathered copy 120): new tables are fresh pages, which the kernel zeroes and
+  // the keys and the gathered copy 136): new tables are fresh pages, which the kernel zeroes and
   // later unmaps, and that was most of this step's time on the 313 MB trace. The peak memory is
   // then the walk's (text and table) and no more.
   static_assert(std::is_trivially_copyable_v<SortKey> &&

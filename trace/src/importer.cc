@@ -4,19 +4,13 @@
 #include "dagsgd/trace/importer.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <exception>
 #include <filesystem>
 #include <iterator>
-#include <mutex>
 #include <optional>
-#include <system_error>
-#include <thread>
 #include <utility>
 
-#include "cores.h"
 #include "dagsgd/model/dag.h"
 #include "dagsgd/model/interrupt.h"
 #include "dagsgd/model/io.h"
@@ -301,87 +295,6 @@ model::Expected<void> check_dagsgd_traces_have_manifest(const ImportedRun& run) 
   return model::ok();
 }
 
-// One file's import: its rank, or why it failed.
-struct FileImport {
-  model::Expected<ImportedRank> rank = model::Error{"not read"};
-  FileReport report;
-};
-
-FileImport import_file(const std::string& file, int index, const ImportOptions& options) {
-  FileImport out;
-  if (model::interrupt_requested()) {
-    out.rank = model::Error{model::kInterruptedMessage};
-    return out;
-  }
-  auto text = model::read_file_text(file);
-  if (!text) {
-    out.rank = text.error();
-    return out;
-  }
-  out.rank = import_trace_text(std::move(*text), file, index, out.report, options);
-  return out;
-}
-
-// Whether the files are read two at a time, each on one thread, rather than one after another
-// (each large one on two threads): ImportOptions::threads 0, two cores to run on, and no file
-// more than half of all the bytes, so that neither thread is left reading alone for long. The
-// result is the same either way.
-bool files_in_parallel(const std::vector<std::string>& files, const ImportOptions& options) {
-  if (options.threads != 0 || files.size() < 2 || detail::usable_cores() < 2) return false;
-  std::uintmax_t total = 0;
-  std::uintmax_t largest = 0;
-  for (const auto& f : files) {
-    std::error_code ec;
-    std::uintmax_t n = fs::file_size(f, ec);
-    if (ec) n = 0;  // (its read names the problem)
-    total += n;
-    largest = std::max(largest, n);
-  }
-  return largest <= total / 2;
-}
-
-// Every file imported (file i as rank i until it says otherwise), in parallel where
-// files_in_parallel says so. Each import is what it would be alone.
-std::vector<FileImport> import_files(const std::vector<std::string>& files,
-                                     const ImportOptions& options) {
-  std::vector<FileImport> out(files.size());
-  if (!files_in_parallel(files, options)) {
-    for (std::size_t i = 0; i < files.size(); ++i) {
-      out[i] = import_file(files[i], static_cast<int>(i), options);
-      if (!out[i].rank) break;  // the first failure is the answer
-    }
-    return out;
-  }
-  ImportOptions one = options;
-  one.threads = 1;
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr thrown;
-  std::mutex thrown_mutex;
-  auto work = [&] {
-    try {
-      for (std::size_t i = next++; i < files.size() && !failed; i = next++) {
-        out[i] = import_file(files[i], static_cast<int>(i), one);
-        if (!out[i].rank) failed = true;
-      }
-    } catch (...) {
-      const std::lock_guard<std::mutex> lock(thrown_mutex);
-      if (!thrown) thrown = std::current_exception();
-      failed = true;
-    }
-  };
-  try {
-    std::thread other(work);
-    work();
-    other.join();
-  } catch (const std::system_error&) {
-    // No second thread to be had: what is left, one file after another.
-    work();
-  }
-  if (thrown) std::rethrow_exception(thrown);
-  return out;
-}
-
 }  // namespace
 
 model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
@@ -453,10 +366,12 @@ model::Expected<ImportedRun> import_run(const std::vector<std::string>& paths,
     const auto& p = run.report.run_problems.front();
     return model::Error{p.first + " (--strict)"};
   }
-  std::vector<FileImport> imports = import_files(files, options);
   for (std::size_t i = 0; i < files.size(); ++i) {
-    auto& rank = imports[i].rank;
-    FileReport& rep = imports[i].report;
+    if (model::interrupt_requested()) return model::Error{model::kInterruptedMessage};
+    auto text = model::read_file_text(files[i]);
+    if (!text) return text.error();
+    FileReport rep;
+    auto rank = import_trace_text(std::move(*text), files[i], static_cast<int>(i), rep, options);
     if (!rank) return rank.error();
     rep.rank = rank->rank;
     if (options.strict && !rep.problems.empty()) {
