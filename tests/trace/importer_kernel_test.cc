@@ -36,7 +36,8 @@ std::string dump(const model::Expected<ImportedRank>& r, const FileReport& rep) 
       << e.wait_on_corr << " " << e.name << " " << e.collective << " " << e.algorithm << " "
       << e.layer << " " << e.iteration << " " << e.bucket << " " << e.group_size << " "
       << e.wait_on_stream << " " << e.device << " " << static_cast<int>(e.category) << " "
-      << static_cast<int>(e.phase) << " " << e.gpu << "\n";
+      << static_cast<int>(e.phase) << " " << e.gpu << " " << e.out_bytes << " " << e.group_ranks
+      << " " << e.launch << "\n";
   }
   o << "report " << rep.bytes << " " << rep.events << " " << rep.complete_events << " "
     << rep.flows_matched << " " << rep.flows_unmatched << " " << rep.flows_end_only << " "
@@ -244,6 +245,20 @@ TEST(ImporterKernels, TwoThreadsChangeNothing) {
                            R"(", "ph": "X", "cat": "kernel", "ts": 3, "dur": 1})";
     return t.insert(t.size() - 2, ev);
   }());
+  // Each part's order is sorted on its own thread and the two merged: a part already in order
+  // (no keys) beside one that is not, and two parts in order whose whole is not.
+  auto halves = [](bool second_in_order) {
+    std::string t = R"({"traceEvents": [)";
+    for (int i = 0; i < 400; ++i) {
+      const int ts = i < 200 ? 300 + i : (second_in_order ? i - 200 : (i * 37) % 101);
+      t += std::string(i > 0 ? ", " : "") + R"({"name": "op)" + std::to_string(i % 9) +
+           R"(", "ph": "X", "cat": "cpu_op", "tid": 1, "ts": )" + std::to_string(ts) +
+           R"(, "dur": )" + std::to_string(i % 4) + "}";
+    }
+    return t + "]}";
+  };
+  inputs.emplace_back("first half in order, second not", halves(false));
+  inputs.emplace_back("each half in order, not the whole", halves(true));
   std::string cut = split_trace(400, -1, "");
   cut.resize(cut.size() - 30);
   inputs.emplace_back("cut", cut);
@@ -273,15 +288,24 @@ TEST(ImporterKernels, MappedFileImportsAsItsText) {
   for (const std::string& text : {*whole, whole->substr(0, whole->size() * 3 / 5)}) {
     ASSERT_GE(text.size(), static_cast<std::size_t>(model::FileText::kMapBytes));
     ASSERT_TRUE(model::write_file(path, text, true).ok());
-    auto mapped = model::read_file_text(path);
-    ASSERT_TRUE(mapped.ok()) << mapped.error().message;
-    ASSERT_TRUE(mapped->mapped());
-    FileReport rep_mapped;
+    // One walk of the string (its buffer the sort's scratch) against the mapped file read in
+    // two parts (each part's order sorted on its thread, merged into new tables) and in one.
     FileReport rep_string;
-    const auto a = import_trace_text(std::move(*mapped), "t.json", 0, rep_mapped, ImportOptions{});
-    const auto b = import_trace_text(text, "t.json", 0, rep_string, ImportOptions{});
-    EXPECT_EQ(dump(a, rep_mapped), dump(b, rep_string)) << text.size() << " bytes";
-    EXPECT_EQ(*model::read_file(path), text) << "the file changed";
+    ImportOptions one;
+    one.threads = 1;
+    const auto b = import_trace_text(text, "t.json", 0, rep_string, one);
+    for (int threads : {0, 1, 2}) {
+      auto mapped = model::read_file_text(path);
+      ASSERT_TRUE(mapped.ok()) << mapped.error().message;
+      ASSERT_TRUE(mapped->mapped());
+      FileReport rep_mapped;
+      ImportOptions options;
+      options.threads = threads;
+      const auto a = import_trace_text(std::move(*mapped), "t.json", 0, rep_mapped, options);
+      EXPECT_EQ(dump(a, rep_mapped), dump(b, rep_string))
+          << text.size() << " bytes, threads " << threads;
+      EXPECT_EQ(*model::read_file(path), text) << "the file changed";
+    }
   }
   fs::remove_all(dir);
 }

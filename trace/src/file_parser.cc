@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "flow_table.h"
 #include "kernel_choice.h"
 #include "record_category.h"
 
@@ -28,6 +29,8 @@ namespace {
 
 using detail::dtype_size;
 using detail::EventSink;
+using detail::FlowKey;
+using detail::FlowTable;
 using detail::ignorable_category;
 using detail::InfoField;
 using detail::Kernel;
@@ -68,18 +71,72 @@ void advise_huge_pages(void* data, std::size_t bytes) {
   }
 }
 
-// A flow's category (interned per file) and id: Kineto pairs 's' and 'f' records by both.
-struct FlowKey {
-  std::int32_t cat = 0;
-  std::int64_t id = 0;
-  bool operator==(const FlowKey&) const = default;
+// The order of the event table: by start, the longer first, then as read.
+bool event_before(const ImportedEvent& a, const ImportedEvent& b) {
+  if (a.ts != b.ts) return a.ts < b.ts;
+  return a.dur > b.dur;
+}
+
+// What the sort moves instead of 112-byte events; the index keeps equal events in file order, as
+// a stable sort would.
+struct SortKey {
+  Nanos ts;
+  Nanos dur;
+  std::size_t index;
 };
-struct FlowKeyHash {
-  std::size_t operator()(const FlowKey& k) const {
-    // In unsigned arithmetic: ids hashed from strings fill all 64 bits.
-    return std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(k.id) * 31 +
-                                      static_cast<std::uint64_t>(k.cat));
+
+bool key_less(const SortKey& a, const SortKey& b) {
+  if (a.ts != b.ts) return a.ts < b.ts;
+  if (a.dur != b.dur) return a.dur > b.dur;
+  return a.index < b.index;
+}
+
+// The order of `events` as sorted keys; none when they are in order already.
+std::vector<SortKey> part_order(const std::vector<ImportedEvent>& events) {
+  if (std::is_sorted(events.begin(), events.end(), event_before)) return {};
+  std::vector<SortKey> keys;
+  keys.reserve(events.size());
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    keys.push_back(SortKey{events[i].ts, events[i].dur, i});
   }
+  std::sort(keys.begin(), keys.end(), key_less);
+  return keys;
+}
+
+// `size` events of `table` in order: through `keys`, or as they lie when `keys` is null.
+struct OrderRun {
+  const SortKey* keys = nullptr;
+  const ImportedEvent* table = nullptr;
+  std::size_t size = 0;
+  const ImportedEvent* at(std::size_t i) const {
+    return table + (keys != nullptr ? keys[i].index : i);
+  }
+  // The i-th event's start and duration, from the keys (read in order) where there are keys.
+  Nanos ts(std::size_t i) const { return keys != nullptr ? keys[i].ts : table[i].ts; }
+  Nanos dur(std::size_t i) const { return keys != nullptr ? keys[i].dur : table[i].dur; }
+};
+
+// The events of two runs in one order, the first run's first among equals (its events come
+// first in the file): the order one sort of all the keys gives.
+class MergedOrder {
+ public:
+  MergedOrder(const OrderRun& a, const OrderRun& b) : a_(a), b_(b) {}
+  const ImportedEvent* next() {
+    if (j_ < b_.size && (i_ == a_.size || second_first())) return b_.at(j_++);
+    return a_.at(i_++);
+  }
+
+ private:
+  bool second_first() const {
+    const Nanos a = a_.ts(i_);
+    const Nanos b = b_.ts(j_);
+    if (a != b) return b < a;
+    return b_.dur(j_) > a_.dur(i_);
+  }
+  OrderRun a_;
+  OrderRun b_;
+  std::size_t i_ = 0;
+  std::size_t j_ = 0;
 };
 
 class FileParser final : public EventSink {
@@ -145,12 +202,16 @@ class FileParser final : public EventSink {
     FileParser second(rank2, report2);
     second.where_ = where_;
     WalkResult r2;
+    // Each part's events in order, sorted on its own thread (finish merges them).
+    std::vector<SortKey> keys1;
+    std::vector<SortKey> keys2;
     bool second_ran = false;
     WalkResult r;
     try {
       std::thread other([&] {
         try {
           r2 = kernel.walk(t, n, cap, second, window, second_part);
+          if (r2.part_read) keys2 = part_order(rank2.events);
         } catch (...) {
           r2 = WalkResult{};  // (part_read false: read again here)
         }
@@ -158,6 +219,7 @@ class FileParser final : public EventSink {
       second_ran = true;
       try {
         r = kernel.walk(t, n, cap, *this, window, WalkPart{split, false, nullptr});
+        if (r.part_read) keys1 = part_order(rank_.events);
       } catch (...) {
         other.join();
         throw;
@@ -174,7 +236,11 @@ class FileParser final : public EventSink {
       reset();
       return kernel.walk(t, n, cap, *this, window, {});
     }
-    if (r2.part_read && absorb(second)) return r;
+    if (r2.part_read && absorb(second)) {
+      part_keys_[0] = std::move(keys1);
+      part_keys_[1] = std::move(keys2);
+      return r;
+    }
     r2 = kernel.walk(t, n, cap, *this, window, second_part);
     if (r2.part_read) return r;
     reset();
@@ -188,19 +254,20 @@ class FileParser final : public EventSink {
     std::vector<std::int32_t> ids(o.rank_.strings.size());
     for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = intern(o.rank_.strings[i]);
     auto id = [&](std::int32_t s) { return s >= 0 ? ids[static_cast<std::size_t>(s)] : s; };
-    for (ImportedEvent e : o.rank_.events) {
+    // The second part's events stay in their table until finish() gathers both (or appends it).
+    for (ImportedEvent& e : o.rank_.events) {
       e.name = id(e.name);
       e.collective = id(e.collective);
       e.algorithm = id(e.algorithm);
-      rank_.events.push_back(e);
+      e.group_ranks = id(e.group_ranks);
     }
-    std::vector<ImportedEvent>().swap(o.rank_.events);
-    for (const auto& [key, se] : o.flows_) {
+    second_events_ = std::move(o.rank_.events);
+    o.flows_.each([&](const FlowKey& key, const std::pair<int, int>& se) {
       auto& slot =
           flows_[FlowKey{flow_category(*o.flow_cats_[static_cast<std::size_t>(key.cat)]), key.id}];
       slot.first += se.first;
       slot.second += se.second;
-    }
+    });
     report_.events += o.report_.events;
     report_.complete_events += o.report_.complete_events;
     report_.metadata += o.report_.metadata;
@@ -224,6 +291,12 @@ class FileParser final : public EventSink {
 
   // `scratch`: `scratch_bytes` of no further use (the file's text, read cleanly), or null.
   void finish(char* scratch, std::size_t scratch_bytes);
+
+  // The second part's events after the first's, as one walk would have left them.
+  void append_second() {
+    rank_.events.insert(rank_.events.end(), second_events_.begin(), second_events_.end());
+    std::vector<ImportedEvent>().swap(second_events_);
+  }
 
   void event(const RawEvent& e) override { add_event(e); }
 
@@ -291,6 +364,9 @@ class FileParser final : public EventSink {
     flow_cats_.clear();
     last_flow_cat_ = -1;
     flows_.clear();
+    part_keys_[0].clear();
+    part_keys_[1].clear();
+    std::vector<ImportedEvent>().swap(second_events_);
     drift_ = RawEvent{};
     base_ns_ = 0;
     rank_set_ = world_size_set_ = backend_set_ = run_id_set_ = base_set_ = false;
@@ -497,7 +573,11 @@ class FileParser final : public EventSink {
   std::unordered_map<std::string_view, std::int32_t> flow_cat_ids_;
   std::vector<std::unique_ptr<std::string>> flow_cats_;
   std::int32_t last_flow_cat_ = -1;  // the last flow's category
-  std::unordered_map<FlowKey, std::pair<int, int>, FlowKeyHash> flows_;
+  FlowTable flows_;
+  // A text read in two parts: the second part's events (absorb), and the order of each part's
+  // events (part_order; none when in order).
+  std::vector<ImportedEvent> second_events_;
+  std::vector<SortKey> part_keys_[2];
   RawEvent drift_;
   std::int64_t base_ns_ = 0;
   // Set by the text (what absorb() takes from a second part).
@@ -508,9 +588,9 @@ class FileParser final : public EventSink {
 void FileParser::finish(char* scratch, std::size_t scratch_bytes) {
   // Counts do not depend on the order; the message names the smallest (category, id), as an
   // ordered walk would.
-  const FlowKey* first_unmatched = nullptr;
+  std::optional<FlowKey> first_unmatched;
   std::int64_t unmatched = 0;
-  for (const auto& [key, se] : flows_) {
+  flows_.each([&](const FlowKey& key, const std::pair<int, int>& se) {
     report_.flows_matched += std::min(se.first, se.second);
     if (se.first == 0) {
       // Kineto ends a flow on runtime calls that launched nothing (cudaEventRecord, ...), with
@@ -519,16 +599,18 @@ void FileParser::finish(char* scratch, std::size_t scratch_bytes) {
     } else if (se.second == 0) {
       report_.flows_unmatched += se.first;
       unmatched += se.first;
-      if (first_unmatched == nullptr || flow_before(key, *first_unmatched)) first_unmatched = &key;
+      if (!first_unmatched || flow_before(key, *first_unmatched)) first_unmatched = key;
     }
-  }
-  if (first_unmatched != nullptr) {
+  });
+  if (first_unmatched) {
     problem("unmatched flow", "flow '" +
                                   *flow_cats_[static_cast<std::size_t>(first_unmatched->cat)] +
                                   "' id " + std::to_string(first_unmatched->id) +
                                   " starts but never ends (its GPU work is not in the trace)");
     problem_count("unmatched flow", unmatched - 1);
   }
+  // The drift correction moves times: the parts' orders no longer hold.
+  if (drift_.has_drift) append_second();
   if (drift_.has_drift) {
     // docs/tracing.md: T' = T + c (T - t0) / (t1 - t0), on the trace's own axis (ts relative to
     // baseTimeNanoseconds). In double, and applied only when every corrected time stays in range:
@@ -569,71 +651,88 @@ void FileParser::finish(char* scratch, std::size_t scratch_bytes) {
                                             " ns) moves times out of range; not applied");
     }
   }
-  auto before = [](const ImportedEvent& a, const ImportedEvent& b) {
-    if (a.ts != b.ts) return a.ts < b.ts;
-    return a.dur > b.dur;
-  };
   // Our writer's traces arrive in order: no sort (and no copy of the table) for them. Others
-  // sort 24-byte keys (the index keeps equal events in file order, as a stable sort would),
-  // then gather the 88-byte events once.
+  // are gathered once in the order of 24-byte keys: a text read in two parts has each part's
+  // keys sorted on its own thread already (unless the drift correction moved the times since),
+  // merged here as they are gathered.
   auto& events = rank_.events;
-  if (std::is_sorted(events.begin(), events.end(), before)) return;
-  struct Key {
-    Nanos ts;
-    Nanos dur;
-    std::size_t index;
+  const bool parts = !second_events_.empty();
+  if (parts && part_keys_[0].empty() && part_keys_[1].empty() &&
+      (events.empty() || !event_before(second_events_.front(), events.back()))) {
+    append_second();  // both parts in order, and the second after the first
+    return;
+  }
+  if (!parts && std::is_sorted(events.begin(), events.end(), event_before)) return;
+  const std::size_t n = events.size() + second_events_.size();
+  auto run = [](const std::vector<SortKey>& keys, const std::vector<ImportedEvent>& table) {
+    return OrderRun{keys.empty() ? nullptr : keys.data(), table.data(), table.size()};
   };
-  auto key_less = [](const Key& a, const Key& b) {
-    if (a.ts != b.ts) return a.ts < b.ts;
-    if (a.dur != b.dur) return a.dur > b.dur;
-    return a.index < b.index;
-  };
-  const std::size_t n = events.size();
-  // The gather reads the table in key order, all over it (threads and streams interleave): the
-  // events a few keys ahead are asked for early so that their cache misses overlap instead of
-  // following one another.
-  auto gather = [&](const Key* keys, auto&& put) {
+  const OrderRun first = run(part_keys_[0], events);
+  const OrderRun second = run(part_keys_[1], second_events_);
+  // The gather reads the tables in key order, all over them (threads and streams interleave):
+  // the events a few keys ahead are asked for early so that their cache misses overlap instead
+  // of following one another.
+  auto gather = [&](const OrderRun& a, const OrderRun& b, auto&& put) {
     constexpr std::size_t kAhead = 8;
+    MergedOrder order(a, b);
+    MergedOrder ahead(a, b);
+    auto prefetch = [&] {
+      const auto* e = reinterpret_cast<const char*>(ahead.next());
+      __builtin_prefetch(e);
+      __builtin_prefetch(e + 64);
+      __builtin_prefetch(e + sizeof(ImportedEvent) - 1);
+    };
+    for (std::size_t i = 0; i < kAhead && i < n; ++i) prefetch();
     for (std::size_t i = 0; i < n; ++i) {
-      if (i + kAhead < n) {
-        const auto* ahead = reinterpret_cast<const char*>(&events[keys[i + kAhead].index]);
-        __builtin_prefetch(ahead);
-        __builtin_prefetch(ahead + 64);
-        __builtin_prefetch(ahead + sizeof(ImportedEvent) - 1);
-      }
-      put(i, events[keys[i].index]);
+      if (i + kAhead < n) prefetch();
+      put(i, *order.next());
     }
   };
+  auto all_keys = [&](SortKey* keys) {
+    for (std::size_t i = 0; i < n; ++i) new (keys + i) SortKey{events[i].ts, events[i].dur, i};
+    std::sort(keys, keys + n, key_less);
+  };
   // In the text's buffer when it is large enough (a Kineto trace takes ~350 bytes per kept event,
-  // the keys and the gathered copy 120): new tables are fresh pages, which the kernel zeroes and
+  // the keys and the gathered copy 136): new tables are fresh pages, which the kernel zeroes and
   // later unmaps, and that was most of this step's time on the 313 MB trace. The peak memory is
   // then the walk's (text and table) and no more.
-  static_assert(std::is_trivially_copyable_v<Key> && std::is_trivially_copyable_v<ImportedEvent>);
-  static_assert(sizeof(Key) % alignof(ImportedEvent) == 0);
-  if (scratch != nullptr && scratch_bytes / (sizeof(Key) + sizeof(ImportedEvent)) >= n &&
-      reinterpret_cast<std::uintptr_t>(scratch) % alignof(Key) == 0) {
-    char* base = scratch;
-    auto* keys = reinterpret_cast<Key*>(base);
-    for (std::size_t i = 0; i < n; ++i) new (keys + i) Key{events[i].ts, events[i].dur, i};
-    std::sort(keys, keys + n, key_less);
-    char* out = base + n * sizeof(Key);
-    gather(keys, [&](std::size_t i, const ImportedEvent& e) {
+  static_assert(std::is_trivially_copyable_v<SortKey> &&
+                std::is_trivially_copyable_v<ImportedEvent>);
+  static_assert(sizeof(SortKey) % alignof(ImportedEvent) == 0);
+  if (scratch != nullptr && scratch_bytes / (sizeof(SortKey) + sizeof(ImportedEvent)) >= n &&
+      reinterpret_cast<std::uintptr_t>(scratch) % alignof(SortKey) == 0) {
+    auto* keys = reinterpret_cast<SortKey*>(scratch);
+    char* out = scratch + n * sizeof(SortKey);
+    auto put = [&](std::size_t i, const ImportedEvent& e) {
       std::memcpy(out + i * sizeof(ImportedEvent), &e, sizeof(ImportedEvent));
-    });
+    };
+    if (parts) {
+      gather(first, second, put);
+      // The second table goes before the first grows into new pages: the peak stays the walk's.
+      std::vector<ImportedEvent>().swap(second_events_);
+      events.resize(n);
+    } else {
+      all_keys(keys);
+      gather(OrderRun{keys, events.data(), n}, OrderRun{}, put);
+    }
     std::memcpy(static_cast<void*>(events.data()), out, n * sizeof(ImportedEvent));
     return;
   }
-  // Both new tables get 2 MiB pages: faulting them in 4 KiB at a time took about a quarter of
-  // this step (perf, 98 MB trace).
-  std::vector<Key> keys;
-  keys.reserve(n);
-  advise_huge_pages(keys.data(), keys.capacity() * sizeof(Key));
-  for (std::size_t i = 0; i < n; ++i) keys.push_back(Key{events[i].ts, events[i].dur, i});
-  std::sort(keys.begin(), keys.end(), key_less);
+  // New tables get 2 MiB pages: faulting them in 4 KiB at a time took about a quarter of this
+  // step (perf, 98 MB trace).
   std::vector<ImportedEvent> sorted;
   sorted.reserve(n);
   advise_huge_pages(sorted.data(), sorted.capacity() * sizeof(ImportedEvent));
-  gather(keys.data(), [&](std::size_t, const ImportedEvent& e) { sorted.push_back(e); });
+  auto put = [&](std::size_t, const ImportedEvent& e) { sorted.push_back(e); };
+  if (parts) {
+    gather(first, second, put);
+    std::vector<ImportedEvent>().swap(second_events_);
+  } else {
+    const auto keys = std::make_unique_for_overwrite<SortKey[]>(n);
+    advise_huge_pages(keys.get(), n * sizeof(SortKey));
+    all_keys(keys.get());
+    gather(OrderRun{keys.get(), events.data(), n}, OrderRun{}, put);
+  }
   events = std::move(sorted);
 }
 

@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 
+#include "cores.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/trace/importer.h"
 #include "dagsgd/trace/trace_repair.h"
@@ -92,6 +92,18 @@ std::optional<std::string> generic_repair(const std::string& text) {
 // Texts this long or longer are read on two threads when the CPU has two cores (ImportOptions).
 constexpr std::size_t kSplitBytes = 8 * detail::kWindowBytes;
 
+// With another job on one of two cores, the second thread gets a core's share only as the
+// scheduler moves the three around, which it does over tens of milliseconds: a shorter read on
+// two threads waits for the slower half, and is slower than one.
+constexpr std::size_t kSplitBusyBytes = 32 * detail::kWindowBytes;
+
+// Whether ImportOptions::threads 0 reads a text of `size` bytes on two threads: long enough,
+// with two cores to run on, and either both idle now or the text long enough to share one.
+bool two_threads_pay(std::size_t size) {
+  if (size < kSplitBytes || detail::usable_cores() < 2) return false;
+  return size >= kSplitBusyBytes || detail::idle_cores() >= 2;
+}
+
 // Where a text read on two threads is split: the ',' nearest before its middle that follows a
 // '}' and precedes a '{' (between two events, likely: the walk checks), at least four windows
 // from either end; 0 when there is none.
@@ -154,8 +166,7 @@ model::Expected<ImportedRank> import_trace_text(model::FileText text, const std:
     fresh.file = rep.file;
     fresh.bytes = rep.bytes;
     rep = fresh;
-    const bool two = options.threads == 2 || (options.threads == 0 && t.size() >= kSplitBytes &&
-                                              std::thread::hardware_concurrency() >= 2);
+    const bool two = options.threads == 2 || (options.threads == 0 && two_threads_pay(t.size()));
     const std::size_t split = two ? split_point(t.view(), window) : 0;
     return detail::read_trace_events(t, where, *k, window, split, rank, rep, seen, inside);
   };
