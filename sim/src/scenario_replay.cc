@@ -6,28 +6,12 @@
 #include "dagsgd/model/format.h"
 #include "dagsgd/sim/node_type.h"
 #include "dagsgd/sim/scenario.h"
+#include "given_flags.h"
 
 namespace dagsgd::sim {
 
 using model::Error;
 using model::Expected;
-
-namespace {
-
-bool was_given(const ReplayRequest& r, const char* flag) {
-  return std::find(r.given.begin(), r.given.end(), flag) != r.given.end();
-}
-
-// The first of `flags` given, with `why`.
-Expected<void> refuse(const ReplayRequest& r, std::initializer_list<const char*> flags,
-                      const std::string& why) {
-  for (const char* flag : flags) {
-    if (was_given(r, flag)) return Error{flag + why};
-  }
-  return model::ok();
-}
-
-}  // namespace
 
 Expected<void> check_replay_request(const ReplayRequest& r) {
   const HardwareSpec& h = r.hardware;
@@ -35,14 +19,17 @@ Expected<void> check_replay_request(const ReplayRequest& r) {
     return Error{"--intra and --inter go together (the target fabric)"};
   }
   if (h.intra.empty()) {  // the run's own network
-    DAGSGD_TRY(refuse(r, {"--fabric-file"}, " needs --intra and --inter"));
-    DAGSGD_TRY(refuse(r, {"--gpus-per-node"},
-                      " lays the run out on a target fabric (--intra/--inter); without one the "
-                      "run keeps its own layout"));
-    DAGSGD_TRY(refuse(r, {"--algorithm"},
-                      " applies to a target fabric (--intra/--inter); the run's own calibration "
-                      "uses the ring formula"));
-    DAGSGD_TRY(refuse(r, {"--stack"}, " applies to a target fabric (--intra/--inter)"));
+    DAGSGD_TRY(detail::refuse_flags(r.given, {"--fabric-file"}, " needs --intra and --inter"));
+    DAGSGD_TRY(detail::refuse_flags(
+        r.given, {"--gpus-per-node"},
+        " lays the run out on a target fabric (--intra/--inter); without one the "
+        "run keeps its own layout"));
+    DAGSGD_TRY(detail::refuse_flags(
+        r.given, {"--algorithm"},
+        " applies to a target fabric (--intra/--inter); the run's own calibration "
+        "uses the ring formula"));
+    DAGSGD_TRY(detail::refuse_flags(r.given, {"--stack"},
+                                    " applies to a target fabric (--intra/--inter)"));
     if (!h.topology.empty() || h.network_model == "flow") {
       return Error{
           "--topology and --network-model flow replay onto a target fabric: give --intra and "
@@ -66,8 +53,8 @@ Expected<ReplayOptions> replay_request_options(const trace::TraceDag& dag, const
   ReplayOptions ro;
   ro.algorithm = r.exchange.algorithm;
   if (!r.hardware.intra.empty()) {  // --gpus-per-node, else as traced
-    auto target =
-        replay_target(dag, r.hardware, r.exchange, catalogs, !was_given(r, "--gpus-per-node"));
+    auto target = replay_target(dag, r.hardware, r.exchange, catalogs,
+                                !detail::flag_given(r.given, "--gpus-per-node"));
     if (!target) return target.error();
     ro = std::move(*target);
   }

@@ -11,6 +11,7 @@
 #include "dagsgd/model/format.h"
 #include "dagsgd/model/interrupt.h"
 #include "dagsgd/sim/trace_replay.h"
+#include "given_flags.h"
 
 namespace dagsgd::sim {
 
@@ -199,26 +200,11 @@ Expected<void> fit_grid_to_run(SweepGrid& grid, const TracedWorkload& run, bool 
   return model::ok();
 }
 
-namespace {
-
-// The first of `flags` in `given`, with `why`.
-Expected<void> refuse_given(const std::vector<std::string>& given,
-                            std::initializer_list<const char*> flags, const std::string& why) {
-  for (const char* flag : flags) {
-    if (std::find(given.begin(), given.end(), flag) != given.end()) return Error{flag + why};
-  }
-  return model::ok();
-}
-
-}  // namespace
-
 Expected<std::unique_ptr<Workload>> load_sweep_workload(const std::string& run,
                                                         const NetworkSpec& network,
                                                         const std::vector<std::string>& given,
                                                         const Catalogs& catalogs, SweepGrid& grid) {
-  auto was_given = [&given](const char* flag) {
-    return std::find(given.begin(), given.end(), flag) != given.end();
-  };
+  auto was_given = [&given](const char* flag) { return detail::flag_given(given, flag); };
   if (was_given("--network") == !run.empty()) {
     return Error{run.empty() ? "give a traced run directory (RUN) or --network"
                              : "give either a traced run directory or --network, not both"};
@@ -229,14 +215,15 @@ Expected<std::unique_ptr<Workload>> load_sweep_workload(const std::string& run,
     if (!w) return w.error();
     return std::unique_ptr<Workload>(std::move(*w));
   }
-  DAGSGD_TRY(refuse_given(
+  DAGSGD_TRY(detail::refuse_flags(
       given,
       {"--gpu", "--step-time", "--layer-profile", "--sync", "--io-time", "--input-rate",
        "--prefetch", "--iterations", "--effects", "--noise-cv", "--no-effects"},
       " describes a network spec; a traced run keeps what it measured"));
-  DAGSGD_TRY(refuse_given(given, {"--overlap", "--precision", "--topk"},
-                          ": a traced run keeps its own overlap, precision and sparsity; sweep "
-                          "them with --network"));
+  DAGSGD_TRY(
+      detail::refuse_flags(given, {"--overlap", "--precision", "--topk"},
+                           ": a traced run keeps its own overlap, precision and sparsity; sweep "
+                           "them with --network"));
   auto w =
       TracedWorkload::load({run}, trace::ImportOptions{}, was_given("--batch") ? network.batch : 0);
   if (!w) return w.error();

@@ -235,8 +235,10 @@ def roundtrip(args):
 
 def mpi(args):
     """A 2-rank `dagsgd train` run exported and read back: its measured iterations exactly; its
-    replay on a modeled fabric the same; on the traced configuration no slower (its collectives,
-    one after another on the runtime's progress engine, may overlap in the files)."""
+    replay on a modeled fabric the same. Its replay on the traced configuration is printed, not
+    checked: the files keep neither the runtime's progress engine (its collectives may overlap)
+    nor the collectives' startup and lag apart from their bodies (docs/formats.md), and the two
+    move it in opposite directions."""
     mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2"]
     train = os.path.join(args.out, "train")
     shutil.rmtree(train, ignore_errors=True)
@@ -255,7 +257,6 @@ def mpi(args):
     check(r1["iterations"] == r0["iterations"] and r1["warmup"] == r0["warmup"], "iterations")
     check(r1["measured_iteration_s"] == r0["measured_iteration_s"], "measured iterations")
     close(o1["predicted_iteration_s"], o0["predicted_iteration_s"], 0.01, "replay on ib-edr")
-    check(r1["predicted_iteration_s"] <= r0["predicted_iteration_s"] * 1.001, "traced replay")
     check(len(a1["ranks"]) == 2, "two ranks")
     print("mpi: ok")
 
