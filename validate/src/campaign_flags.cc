@@ -19,6 +19,7 @@ const std::vector<model::FlagSpec<CampaignSettings>>& campaign_flags() {
       {.name = "--ranks",
        .field = flag_field(&S::names, &N::ranks),
        .help = "rank counts (2,4)",
+       .range = model::worker_count_range(),
        .list = true},
       {.name = "--overlap",
        .field = flag_field(&S::names, &N::overlaps),
