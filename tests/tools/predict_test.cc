@@ -267,7 +267,7 @@ TEST(PredictCli, HostileNumbersExitTwoNamingTheFlagOrField) {
 }
 
 // validate's counts say their range before anything runs (no root needed).
-TEST(ValidateCli, RepeatsSayTheirRange) {
+TEST(ValidateCli, CountsSayTheirRange) {
   for (const char* bad : {"0", "21", "2.5"}) {
     auto r = run_cli(std::string("validate --out /nonexistent/validate --repeats ") + bad);
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.err;
@@ -275,6 +275,12 @@ TEST(ValidateCli, RepeatsSayTheirRange) {
                          std::string(bad) + "'"),
               std::string::npos)
         << r.err;
+  }
+  // Each rank count of the list is checked as one (CLI11 alone said "Could not convert").
+  for (const char* bad : {"2,x", "0", "4,2e3"}) {
+    auto r = run_cli(std::string("validate --out /nonexistent/validate --ranks ") + bad);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.err;
+    EXPECT_NE(r.err.find("--ranks: must be a whole number from 1 to"), std::string::npos) << r.err;
   }
 }
 
