@@ -44,7 +44,8 @@ int run_replay(const ReplayFlags& o) {
   }
   auto w = load_traces(o.inputs);
   if (!w) return report_error(w.error().message);
-  auto catalogs = load_catalogs(o.target);
+  // The catalogs price a target fabric; the run's own network needs none.
+  auto catalogs = req.hardware.intra.empty() ? sim::Catalogs{} : load_catalogs(o.target);
   if (!catalogs) return report_error(catalogs.error().message);
   auto ro = sim::replay_request_options((*w)->dag(), req, *catalogs);
   if (!ro) return report_error(ro.error().message);

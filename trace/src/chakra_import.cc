@@ -29,15 +29,6 @@ using model::Error;
 using model::Nanos;
 using Attr = ChakraProtoMsg::AttributeProto;
 
-bool has_suffix(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool is_kineto_name(const std::string& name) {
-  return has_suffix(name, ".json") || has_suffix(name, ".json.gz");
-}
-
 // What one file may hold (docs/limits.md): each node costs about 300 bytes and each dependency
 // about 30 (the node, its event, its task and edges) however few bytes it takes in the file.
 constexpr std::size_t kMaxNodes = std::size_t{1} << 23;
@@ -78,7 +69,7 @@ bool looks_like_chakra(const std::string& path) {
 // The rank NAME.<rank>.et says (-1: the name says none).
 int rank_of_name(const std::string& path) {
   const std::string name = fs::path(path).filename().string();
-  if (!has_suffix(name, ".et")) return -1;
+  if (!name.ends_with(".et")) return -1;
   const std::string stem = name.substr(0, name.size() - 3);
   const auto dot = stem.rfind('.');
   if (dot == std::string::npos || dot + 1 == stem.size() || stem.size() - dot > 8) return -1;
@@ -596,14 +587,14 @@ model::Expected<std::vector<std::string>> chakra_files(const std::vector<std::st
       std::error_code type_ec;
       if (!it->is_regular_file(type_ec)) continue;
       const std::string name = it->path().filename().string();
-      if (has_suffix(name, ".et")) chakra.push_back(it->path().string());
+      if (name.ends_with(".et")) chakra.push_back(it->path().string());
       if (is_kineto_name(name)) kineto = it->path().string();
     }
     std::sort(chakra.begin(), chakra.end());
   } else {
     for (const auto& p : paths) {
       if (fs::is_directory(p, ec)) return std::vector<std::string>();  // import_run says why
-      if (has_suffix(p, ".et") || (!is_kineto_name(p) && looks_like_chakra(p))) {
+      if (p.ends_with(".et") || (!is_kineto_name(p) && looks_like_chakra(p))) {
         chakra.push_back(p);
       } else if (kineto.empty()) {
         kineto = p;

@@ -24,6 +24,9 @@ model::Expected<ImportedRun> import_chakra_run(const std::string& path,
                                                const std::vector<std::string>& files,
                                                const ImportOptions& options);
 
+// Whether a file name is a Kineto trace's (.json, .json.gz; importer.cc).
+bool is_kineto_name(const std::string& name);
+
 // Orders a run's ranks (and their file reports) by rank; two files of one rank are an Error
 // naming both (importer.cc; every run, Kineto or Chakra).
 model::Expected<void> order_by_rank(ImportedRun& run);

@@ -21,6 +21,10 @@ namespace dagsgd::trace {
 
 namespace detail {
 
+bool is_kineto_name(const std::string& name) {
+  return name.ends_with(".json") || name.ends_with(".json.gz");
+}
+
 model::Expected<void> order_by_rank(ImportedRun& run) {
   std::vector<std::size_t> order(run.ranks.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -117,13 +121,7 @@ std::string ImportReport::summary() const {
 
 namespace {
 
-bool is_trace_file(const fs::path& p) {
-  std::string n = p.filename().string();
-  auto ends = [&](const std::string& s) {
-    return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
-  };
-  return ends(".json") || ends(".json.gz");
-}
+bool is_trace_file(const fs::path& p) { return detail::is_kineto_name(p.filename().string()); }
 
 // Collectives (NCCL kernels, MPI collectives, our gradient groups), in issue order per rank.
 std::vector<Nanos> collective_ends(const ImportedRank& r) {
