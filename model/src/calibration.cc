@@ -307,9 +307,11 @@ std::string choice_name(const detail::StackChoice& c) {
 // Per phase of a benchmark call's plan, the wire bytes that wait for the rate when the ports
 // between its nodes have a shaper's burst (one rank per node, each call starting rested: the
 // benchmark's calls leave the link idle between their messages); empty when there is none.
-std::vector<double> burst_waits(const std::string& algorithm, const detail::Shape& shape,
-                                const detail::Plan& plan, const LinkCost& inter) {
-  if (inter.burst_bytes <= 0 || shape.gpus_per_node != 1 || shape.nodes < 2) return {};
+Expected<std::vector<double>> burst_waits(const std::string& algorithm, const detail::Shape& shape,
+                                          const detail::Plan& plan, const LinkCost& inter) {
+  if (inter.burst_bytes <= 0 || shape.gpus_per_node != 1 || shape.nodes < 2) {
+    return std::vector<double>{};
+  }
   return detail::burst_wire_bytes(algorithm, plan, shape.nodes,
                                   static_cast<double>(inter.burst_bytes));
 }
@@ -330,9 +332,10 @@ Expected<BenchmarkTime> stack_benchmark_time(const StackSpec& stack, const LinkC
   if (inter.burst_bytes > 0) {  // what the burst lets through costs no wire time
     auto plan = detail::allreduce_plan(c.algorithm, *shape, c.bytes);
     DAGSGD_TRY(plan);
-    const auto waits = burst_waits(c.algorithm, *shape, *plan, inter);
-    for (std::size_t k = 0; k < waits.size(); ++k) {
-      nanos -= ((*plan)[k].wire_bytes - waits[k]) * c.inter.beta_ns_per_byte;
+    auto waits = burst_waits(c.algorithm, *shape, *plan, inter);
+    DAGSGD_TRY(waits);
+    for (std::size_t k = 0; k < waits->size(); ++k) {
+      nanos -= ((*plan)[k].wire_bytes - (*waits)[k]) * c.inter.beta_ns_per_byte;
     }
   }
   return BenchmarkTime{nanos, choice_name(c)};
@@ -405,7 +408,8 @@ Expected<StackCalibrationResult> calibrate_stack(const std::vector<TimingSeries>
       choices.push_back(choice_name(c));
       auto plan = detail::allreduce_plan(c.algorithm, row.shape, bytes);
       DAGSGD_TRY(plan);
-      const auto waits = burst_waits(c.algorithm, row.shape, *plan, inter);
+      auto waits = burst_waits(c.algorithm, row.shape, *plan, inter);
+      DAGSGD_TRY(waits);
       double known = c.fixed_ns;
       double messages = 0;
       double wire = 0;
@@ -422,7 +426,7 @@ Expected<StackCalibrationResult> calibrate_stack(const std::vector<TimingSeries>
                        "one node or with one rank per node"};
         }
         messages += ph.messages;
-        wire += (waits.empty() ? ph.wire_bytes : waits[k]) / c.protocol_efficiency;
+        wire += (waits->empty() ? ph.wire_bytes : (*waits)[k]) / c.protocol_efficiency;
         if (ph.messages > 0)
           largest[static_cast<std::size_t>(i)] =
               std::max(largest[static_cast<std::size_t>(i)], ph.message_bytes);

@@ -1,9 +1,11 @@
 // The table of collective algorithms (house style: NCCL's tuning.cc): one row per collective and
 // algorithm with its alpha-beta-gamma plan, the point-to-point transfers the flow tier runs for
-// each plan phase, and its source. Adding an algorithm touches this file only: its two functions
-// and its row. Notation: p workers, M bytes (the whole vector, CollectiveOp's convention), alpha
-// per message, beta per byte on the wire, gamma per byte reduced, lg = log2.
+// each plan phase, how many transfers those are, and its source. Adding an algorithm touches this
+// file only: its three functions and its row. Notation: p workers, M bytes (the whole vector,
+// CollectiveOp's convention), alpha per message, beta per byte on the wire, gamma per byte reduced,
+// lg = log2.
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "collective_patterns.h"
@@ -17,6 +19,19 @@ namespace {
 PhaseTransfers plain(std::vector<Transfer> t, double share = 1) {
   return PhaseTransfers{{std::move(t)}, share};
 }
+
+// Transfer counts (CountFn): per plan phase, a ring over the p workers, every ordered pair of
+// them, or once around them.
+double ring_count(const Plan& plan, const Shape& s) {
+  const double p = s.workers();
+  return p < 2 ? 0 : static_cast<double>(plan.size()) * p;
+}
+double all_pairs_count(const Plan& plan, const Shape& s) {
+  const double p = s.workers();
+  return static_cast<double>(plan.size()) * p * (p - 1);
+}
+// A chain from the root, binomial trees and a double binary tree reach each other rank once.
+double each_other_rank(const Shape& s) { return s.workers() - 1.0; }
 
 // Ring (reduce-scatter then allgather, p-1 steps each of M/p):
 //   2(p-1)·α + 2(p-1)/p·M·β + (p-1)/p·M·γ
@@ -60,6 +75,9 @@ std::vector<PhaseTransfers> tree_transfers(const Plan& /*plan*/, const Patterns&
                                            const Shape& /*shape*/) {
   return {plain(tree_phase(pat, true), 0.5), plain(tree_phase(pat, false), 0.5)};
 }
+// Up and down, each two trees reaching every rank but the root once (the leaders' double tree
+// plus each node's chains, twice).
+double tree_count(const Plan& /*plan*/, const Shape& s) { return 4 * each_other_rank(s); }
 
 std::vector<PhaseTransfers> ring_transfers(const Plan& plan, const Patterns& pat,
                                            const Shape& /*shape*/) {
@@ -98,6 +116,13 @@ std::vector<PhaseTransfers> folded(const Patterns& pat, const Shape& s, Body bod
   if (p != p2) out.push_back(plain(pat.fold(p2, false)));
   return out;
 }
+// The fold-in and fold-out of the extra ranks, and `per_level` exchanges of the p' ranks per
+// level of lg p'.
+double folded_count(const Shape& s, int per_level) {
+  const int p = s.workers();
+  const int p2 = 1 << floor_log2(p);
+  return 2.0 * (p - p2) + static_cast<double>(per_level) * p2 * floor_log2(p);
+}
 
 std::vector<PhaseTransfers> recursive_doubling_transfers(const Plan& /*plan*/, const Patterns& pat,
                                                          const Shape& s) {
@@ -107,6 +132,7 @@ std::vector<PhaseTransfers> recursive_doubling_transfers(const Plan& /*plan*/, c
     out.push_back(std::move(steps));
   });
 }
+double recursive_doubling_count(const Plan& /*plan*/, const Shape& s) { return folded_count(s, 1); }
 
 // Rabenseifner: reduce-scatter by recursive halving (M/2, M/4, ... M/p'), allgather by
 // recursive doubling (M/p', ..., M/2):
@@ -134,6 +160,7 @@ std::vector<PhaseTransfers> rabenseifner_transfers(const Plan& /*plan*/, const P
     for (int d = 1; d < p2; d *= 2) out.push_back(plain(pat.exchange(p2, d)));       // doubling
   });
 }
+double rabenseifner_count(const Plan& /*plan*/, const Shape& s) { return folded_count(s, 2); }
 
 // Binomial reduce then binomial broadcast (Open MPI libnbc's allred_sched_diss, what
 // MPI_Iallreduce runs in place, and below 4 ranks or 64 KiB): d = ceil(lg p) rounds toward
@@ -174,6 +201,7 @@ std::vector<PhaseTransfers> binomial_transfers(const Plan& /*plan*/, const Patte
                                                const Shape& s) {
   return {binomial_reduce_steps(pat, s.workers()), binomial_broadcast_steps(pat, s.workers())};
 }
+double binomial_count(const Plan& /*plan*/, const Shape& s) { return 2 * each_other_rank(s); }
 
 // Sharded parameter server: push shards, servers sum, pull shards.
 // Colocated (one shard on every worker, s = 0): each worker sends its p-1 foreign shards and
@@ -202,6 +230,9 @@ std::vector<PhaseTransfers> ps_transfers(const Plan& plan, const Patterns& pat, 
   if (s.ps_servers > 0) return std::vector<PhaseTransfers>(plan.size());
   return std::vector<PhaseTransfers>(plan.size(), plain(pat.all_pairs(), 1.0 / (s.workers() - 1)));
 }
+double ps_count(const Plan& plan, const Shape& s) {
+  return s.ps_servers > 0 ? 0 : all_pairs_count(plan, s);
+}
 
 // Alltoall-sum-allgather (Theano-MPI): each worker sends chunk j to worker j (pairwise, p-1
 // steps of M/p), sums the p chunks it owns, and allgathers the sums:
@@ -222,6 +253,10 @@ std::vector<PhaseTransfers> asa_transfers(const Plan& /*plan*/, const Patterns& 
   return {plain(pat.all_pairs(), share),   // alltoall
           PhaseTransfers{},                // the sum: computation only
           plain(pat.all_pairs(), share)};  // allgather
+}
+double asa_count(const Plan& /*plan*/, const Shape& s) {
+  const double p = s.workers();
+  return 2 * p * (p - 1);  // the alltoall and the allgather
 }
 
 // Hierarchical, n nodes of g workers: intra-node reduce-scatter (ring, g), inter-node ring
@@ -258,6 +293,11 @@ std::vector<PhaseTransfers> hier_transfers(const Plan& plan, const Patterns& pat
     inter.insert(inter.end(), r.begin(), r.end());
   }
   return {plain(intra), plain(inter, 1.0 / static_cast<double>(g)), plain(intra)};
+}
+// A ring inside every node, twice, and one ring across the nodes per local GPU: 3p.
+double hier_count(const Plan& plan, const Shape& s) {
+  if (s.nodes == 1 || s.gpus_per_node == 1) return ring_count(plan, s);
+  return 3.0 * s.workers();
 }
 
 // Ring all-gather, the ring's second half alone: p-1 steps, each rank passing on a chunk of c
@@ -305,6 +345,7 @@ std::vector<PhaseTransfers> chain_transfers(const Plan& /*plan*/, const Patterns
   for (int v = 0; v + 1 < s.workers(); ++v) t.push_back(pat.pair(v, v + 1));
   return {plain(std::move(t))};
 }
+double chain_count(const Plan& /*plan*/, const Shape& s) { return each_other_rank(s); }
 
 // Binomial tree (Open MPI tuned's and libnbc's broadcast and reduce): d = ceil(lg p) rounds,
 // the whole vector in each:  broadcast d·(α + M·β);  reduce d·(α + M·β + M·γ)
@@ -324,6 +365,7 @@ std::vector<PhaseTransfers> binomial_reduce_transfers(const Plan& /*plan*/, cons
                                                       const Shape& s) {
   return {binomial_reduce_steps(pat, s.workers())};
 }
+double binomial_tree_count(const Plan& /*plan*/, const Shape& s) { return each_other_rank(s); }
 
 // One point-to-point message of M bytes between the group's first two ranks:  α + M·β
 void direct_message(Plan& plan, const Shape& s, double m) {
@@ -333,41 +375,43 @@ std::vector<PhaseTransfers> direct_transfers(const Plan& /*plan*/, const Pattern
                                              const Shape& /*shape*/) {
   return {plain({pat.pair(0, 1)})};
 }
+double direct_count(const Plan& /*plan*/, const Shape& /*shape*/) { return 1; }
 
 // The table. Allreduce's "auto" is resolved before it (comm_model.cc: tree below
 // auto_tree_threshold_bytes, else ring; under a stack, the stack's rules or costs).
 constexpr CollectiveAlgorithm kAlgorithms[] = {
-    {CollectiveOp::kAllreduce, "ring", ring, ring_transfers, true,
+    {CollectiveOp::kAllreduce, "ring", ring, ring_transfers, ring_count, true,
      "Patarasuk & Yuan 2009; NCCL ring (src/device/all_reduce.h)"},
-    {CollectiveOp::kAllreduce, "tree", tree, tree_transfers, true,
+    {CollectiveOp::kAllreduce, "tree", tree, tree_transfers, tree_count, true,
      "NCCL >= 2.4 double binary tree (Sanders et al. 2009; NCCL src/graph/trees.cc)"},
     {CollectiveOp::kAllreduce, "recursive_doubling", recursive_doubling,
-     recursive_doubling_transfers, true, "Thakur, Rabenseifner & Gropp 2005 (MPICH)"},
-    {CollectiveOp::kAllreduce, "rabenseifner", rabenseifner, rabenseifner_transfers, true,
-     "Rabenseifner 2004; Thakur, Rabenseifner & Gropp 2005"},
-    {CollectiveOp::kAllreduce, "binomial", binomial, binomial_transfers, true,
+     recursive_doubling_transfers, recursive_doubling_count, true,
+     "Thakur, Rabenseifner & Gropp 2005 (MPICH)"},
+    {CollectiveOp::kAllreduce, "rabenseifner", rabenseifner, rabenseifner_transfers,
+     rabenseifner_count, true, "Rabenseifner 2004; Thakur, Rabenseifner & Gropp 2005"},
+    {CollectiveOp::kAllreduce, "binomial", binomial, binomial_transfers, binomial_count, true,
      "Open MPI libnbc nbc_iallreduce.c allred_sched_diss"},
-    {CollectiveOp::kAllreduce, "ps", ps, ps_transfers, true,
+    {CollectiveOp::kAllreduce, "ps", ps, ps_transfers, ps_count, true,
      "sharded parameter server (Li et al. 2014, OSDI)"},
-    {CollectiveOp::kAllreduce, "asa", asa, asa_transfers, true,
+    {CollectiveOp::kAllreduce, "asa", asa, asa_transfers, asa_count, true,
      "Theano-MPI alltoall-sum-allgather (Ma, Mao & Taylor 2016)"},
-    {CollectiveOp::kAllreduce, "hier", hier, hier_transfers, false,
+    {CollectiveOp::kAllreduce, "hier", hier, hier_transfers, hier_count, false,
      "hierarchical allreduce (Horovod HOROVOD_HIERARCHICAL_ALLREDUCE; Jia et al. 2018)"},
-    {CollectiveOp::kReduceScatter, "ring", ring_reduce_scatter, ring_transfers, true,
+    {CollectiveOp::kReduceScatter, "ring", ring_reduce_scatter, ring_transfers, ring_count, true,
      "NCCL ring reduce-scatter (src/device/reduce_scatter.h); Thakur et al. 2005"},
-    {CollectiveOp::kAllgather, "ring", ring_allgather, ring_transfers, true,
+    {CollectiveOp::kAllgather, "ring", ring_allgather, ring_transfers, ring_count, true,
      "NCCL ring all-gather (src/device/all_gather.h); Thakur et al. 2005"},
-    {CollectiveOp::kAlltoall, "pairwise", pairwise_alltoall, all_pairs_transfers, true,
-     "NCCL all-to-all as grouped send/recv; Open MPI coll_tuned_alltoall.c pairwise"},
-    {CollectiveOp::kBroadcast, "ring", chain_broadcast, chain_transfers, true,
+    {CollectiveOp::kAlltoall, "pairwise", pairwise_alltoall, all_pairs_transfers, all_pairs_count,
+     true, "NCCL all-to-all as grouped send/recv; Open MPI coll_tuned_alltoall.c pairwise"},
+    {CollectiveOp::kBroadcast, "ring", chain_broadcast, chain_transfers, chain_count, true,
      "NCCL ring broadcast, pipelined chain (src/device/broadcast.h)"},
-    {CollectiveOp::kBroadcast, "binomial", binomial_broadcast, binomial_broadcast_transfers, true,
-     "Open MPI coll_tuned_bcast.c binomial tree"},
-    {CollectiveOp::kReduce, "ring", chain_reduce, chain_transfers, true,
+    {CollectiveOp::kBroadcast, "binomial", binomial_broadcast, binomial_broadcast_transfers,
+     binomial_tree_count, true, "Open MPI coll_tuned_bcast.c binomial tree"},
+    {CollectiveOp::kReduce, "ring", chain_reduce, chain_transfers, chain_count, true,
      "NCCL ring reduce, pipelined chain (src/device/reduce.h)"},
-    {CollectiveOp::kReduce, "binomial", binomial_reduce, binomial_reduce_transfers, true,
-     "Open MPI coll_tuned_reduce.c binomial tree"},
-    {CollectiveOp::kSendRecv, "direct", direct_message, direct_transfers, true,
+    {CollectiveOp::kReduce, "binomial", binomial_reduce, binomial_reduce_transfers,
+     binomial_tree_count, true, "Open MPI coll_tuned_reduce.c binomial tree"},
+    {CollectiveOp::kSendRecv, "direct", direct_message, direct_transfers, direct_count, true,
      "one point-to-point message (NCCL ncclSend/ncclRecv, MPI_Send/MPI_Recv)"},
 };
 
@@ -386,6 +430,19 @@ std::vector<std::string> algorithm_names(CollectiveOp collective) {
     if (a.collective == collective) names.emplace_back(a.name);
   }
   return names;
+}
+
+Expected<void> check_transfer_count(const CollectiveAlgorithm& a, const Plan& plan,
+                                    const Shape& shape) {
+  const double n = a.transfer_count(plan, shape);
+  if (n <= kMaxFlowTransfers) return ok();
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "the flow tier would hold %.3g transfers for one %s by %s over %d GPUs, more than "
+                "its limit of %.0f (about 2 GiB): price it with the analytical tier "
+                "(--network-model analytic, no --topology) or on fewer GPUs",
+                n, collective_op_name(a.collective), a.name, shape.workers(), kMaxFlowTransfers);
+  return Error{buf};
 }
 
 Expected<Plan> allreduce_plan(const std::string& algorithm, const Shape& shape, double bytes) {

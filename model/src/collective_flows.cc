@@ -25,22 +25,27 @@ namespace {
 
 // The transfers of each phase of `plan` under `algorithm` (the top-k allgather when `algorithm`
 // is kSparse), from the table of algorithms; parallel to the plan's phases.
-std::vector<PhaseTransfers> transfers_of(const std::string& algorithm, const Plan& plan,
-                                         const Patterns& pat, const Shape& shape) {
+const CollectiveAlgorithm& row_of(const std::string& algorithm) {
   const CollectiveAlgorithm* a = algorithm == kSparse
                                      ? find_algorithm(CollectiveOp::kAllgather, "ring")
                                      : find_algorithm(CollectiveOp::kAllreduce, algorithm);
   DAGSGD_CHECK(a != nullptr);  // every name here came from the cost model
-  auto out = a->transfers(plan, pat, shape);
+  return *a;
+}
+
+std::vector<PhaseTransfers> transfers_of(const std::string& algorithm, const Plan& plan,
+                                         const Patterns& pat, const Shape& shape) {
+  auto out = row_of(algorithm).transfers(plan, pat, shape);
   DAGSGD_CHECK(out.size() == plan.size());
   return out;
 }
 
 }  // namespace
 
-std::vector<double> burst_wire_bytes(const std::string& algorithm, const Plan& plan, int p,
-                                     double burst) {
+Expected<std::vector<double>> burst_wire_bytes(const std::string& algorithm, const Plan& plan,
+                                               int p, double burst) {
   DAGSGD_CHECK(p >= 1 && burst >= 0);
+  DAGSGD_TRY(check_transfer_count(row_of(algorithm), plan, Shape{p, 1, 0}));
   std::vector<int> order(static_cast<std::size_t>(p));
   for (int i = 0; i < p; ++i) order[static_cast<std::size_t>(i)] = i;
   const Patterns pat(order, 1);
@@ -168,7 +173,7 @@ Expected<CollectiveFlows> CollectiveFlows::make(const Topology& topo, const Exch
   return f;
 }
 
-FlowPlan CollectiveFlows::plan(std::int64_t elements) const {
+Expected<FlowPlan> CollectiveFlows::plan(std::int64_t elements) const {
   FlowPlan out;
   out.analytical = analytical_->exchange_time(elements);
   const int p = topo_.workers();
@@ -209,6 +214,7 @@ FlowPlan CollectiveFlows::plan(std::int64_t elements) const {
   auto known = std::find_if(skeletons_.begin(), skeletons_.end(),
                             [&](const Skeleton& k) { return k.key == key; });
   if (known == skeletons_.end()) {
+    DAGSGD_TRY(detail::check_transfer_count(detail::row_of(algorithm), plan, shape));
     const Patterns pat(order_, topo_.gpus_per_node);
     auto phases = detail::transfers_of(algorithm, plan, pat, shape);
     if (config_.stack) phases.insert(phases.begin(), PhaseTransfers{});
@@ -221,6 +227,18 @@ FlowPlan CollectiveFlows::plan(std::int64_t elements) const {
   out.amounts = amounts_of(topo_, plan, known->phases, stack);
   DAGSGD_CHECK(out.amounts.size() == out.pattern->phases.size());
   return out;
+}
+
+Expected<double> flow_transfer_count(const Topology& topo, CollectiveOp op,
+                                     const std::string& algorithm) {
+  const detail::CollectiveAlgorithm* a = detail::find_algorithm(op, algorithm);
+  if (a == nullptr) {
+    return Error{std::string("no ") + collective_op_name(op) + " algorithm '" + algorithm + "'"};
+  }
+  const detail::Shape shape{topo.nodes, topo.gpus_per_node, 0};
+  Plan plan;
+  if (shape.workers() > 1) a->plan(plan, shape, 1);  // the phases do not depend on the size
+  return plan.empty() ? 0 : a->transfer_count(plan, shape);
 }
 
 Expected<FlowPlan> CollectiveFlows::plan_collective(CollectiveOp op, const std::string& algorithm,
@@ -246,6 +264,7 @@ Expected<FlowPlan> CollectiveFlows::plan_collective(CollectiveOp op, const std::
     out.amounts = {{0, 0}};
     return out;
   }
+  DAGSGD_TRY(detail::check_transfer_count(*a, plan, shape));
   const Patterns pat(order_, topo_.gpus_per_node);
   auto phases = a->transfers(plan, pat, shape);
   DAGSGD_CHECK(phases.size() == plan.size());

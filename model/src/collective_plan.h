@@ -70,22 +70,31 @@ using PlanFn = void (*)(Plan& plan, const Shape& shape, double bytes);
 // One PhaseTransfers per phase of `plan` (which PlanFn built for `shape`).
 using TransfersFn = std::vector<PhaseTransfers> (*)(const Plan& plan, const Patterns& pat,
                                                     const Shape& shape);
+// How many transfers the TransfersFn builds for `plan` over `shape` (every step of every phase):
+// what the flow tier holds for one pattern, known before it is built.
+using CountFn = double (*)(const Plan& plan, const Shape& shape);
 
 // One row of the table of collective algorithms (collective_algorithms.cc): everything the
 // model knows about an algorithm, in one place.
 struct CollectiveAlgorithm {
   CollectiveOp collective;
   const char* name;
-  PlanFn plan;            // the alpha-beta-gamma phases (analytical tier, calibration)
-  TransfersFn transfers;  // the point-to-point transfers of each phase (flow tier)
-  bool single_link;       // its plan uses one link class: calibration can fit it from one log
-  const char* source;     // where the plan comes from
+  PlanFn plan;             // the alpha-beta-gamma phases (analytical tier, calibration)
+  TransfersFn transfers;   // the point-to-point transfers of each phase (flow tier)
+  CountFn transfer_count;  // how many transfers `transfers` builds
+  bool single_link;        // its plan uses one link class: calibration can fit it from one log
+  const char* source;      // where the plan comes from
 };
 
 // The row of `collective` named `name`, or nullptr.
 const CollectiveAlgorithm* find_algorithm(CollectiveOp collective, const std::string& name);
 // The names of `collective`'s rows, in table order.
 std::vector<std::string> algorithm_names(CollectiveOp collective);
+
+// Whether the flow tier may build `a`'s transfers for `plan` over `shape`: an Error when they
+// would be more than kMaxFlowTransfers, naming the collective, the algorithm and the ranks.
+Expected<void> check_transfer_count(const CollectiveAlgorithm& a, const Plan& plan,
+                                    const Shape& shape);
 
 // The plan of a dense allreduce of `bytes` per worker; `algorithm` is a concrete name (not
 // "auto"). Unknown names list the valid ones.
@@ -105,8 +114,9 @@ double phase_cost(const Phase& phase, const LinkCost& link);
 // allowance in each direction (FabricSpec::burst_bytes) and takes nothing back during it: per
 // transfer step, the most any port carries beyond what it has left. A phase without transfers
 // keeps its wire bytes. The flow tier prices the same allowance link by link (FlowNetwork).
-std::vector<double> burst_wire_bytes(const std::string& algorithm, const Plan& plan, int p,
-                                     double burst);
+// An Error where the transfers would be more than kMaxFlowTransfers.
+Expected<std::vector<double>> burst_wire_bytes(const std::string& algorithm, const Plan& plan,
+                                               int p, double burst);
 
 // How a software stack runs one allreduce: the algorithm (and protocol) it uses, the links as
 // it sees them (alpha plus its per-message cost, the bandwidth its protocol and connections

@@ -132,7 +132,9 @@ model::Expected<std::unique_ptr<FlowNetwork>> run_dag(Simulator& sim, const mode
       for (int g = 0; g < dag.group_count(); ++g) {
         const std::int64_t elements = groups[static_cast<std::size_t>(g)].elements;
         if (shard == nullptr) {
-          net->assign(dag.comm_id(it, g), flow->flows->plan(elements));
+          auto plan = flow->flows->plan(elements);
+          if (!plan) return plan.error();
+          net->assign(dag.comm_id(it, g), std::move(*plan));
           continue;
         }
         auto plan = shard->plan(model::CollectiveOp::kReduceScatter, elements);
@@ -387,8 +389,9 @@ model::Expected<PredictResult> predict(const PredictRequest& req) {
     Nanos exchange_fast = cm_fast.exchange_time(params);
     if (flows) {
       const auto plan = flows->plan(params);
-      exchange = std::llround(isolated_time_ns(*req.cluster, plan));
-      exchange_fast = std::llround(isolated_time_ns(*req.cluster, plan, 2.0));
+      if (!plan) return plan.error();
+      exchange = std::llround(isolated_time_ns(*req.cluster, *plan));
+      exchange_fast = std::llround(isolated_time_ns(*req.cluster, *plan, 2.0));
     }
     auto amortized = [tau](Nanos local, Nanos ex) {
       return local + static_cast<Nanos>(std::llround(static_cast<double>(ex) / tau));

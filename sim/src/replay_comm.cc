@@ -353,7 +353,9 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
       auto f = flows_for(c);
       if (!f) return f.error();
       const auto& ph = out.phases[ci];
-      model::FlowPlan plan = (*f)->plan(std::max<std::int64_t>(1, elements));
+      auto planned = (*f)->plan(std::max<std::int64_t>(1, elements));
+      if (!planned) return planned.error();
+      model::FlowPlan plan = std::move(*planned);
       Nanos tail = ph.tail;
       const bool curve = (*m)->algorithm_for(elements) == model::kMeasuredAlgorithm;
       // A rooted algorithm: the root (rank 0) has its result when the reduction is in; the

@@ -87,7 +87,7 @@ TEST(FlowTier, AgreesWithTheFormulasWithoutSharing) {
     const Plain p = plain(c.nodes, c.g);
     const auto f = flows(p, c.algorithm);
     for (std::int64_t elements : {1'000LL, 250'000LL, 25'000'000LL}) {
-      const FlowPlan plan = f.plan(elements);
+      const FlowPlan plan = f.plan(elements).value();
       const double t = isolated_time_ns(*p.cluster, plan);
       EXPECT_NEAR(t, static_cast<double>(plan.analytical), 1.0)
           << c.algorithm << " on " << c.nodes << " x " << c.g << ", " << elements << " elements";
@@ -115,16 +115,79 @@ TEST(FlowTier, AgreesWithTheFormulasWithoutSharing) {
   }
   // Top-k's allgather too.
   const Plain p = plain(8, 1);
-  const FlowPlan sparse = flows(p, "ring", 0.01).plan(10'000'000);
+  const FlowPlan sparse = flows(p, "ring", 0.01).plan(10'000'000).value();
   EXPECT_EQ(sparse.pattern->algorithm, "allgather");
   EXPECT_NEAR(isolated_time_ns(*p.cluster, sparse), static_cast<double>(sparse.analytical), 1.0);
+}
+
+// Each row of the table counts, without building them, the transfers its pattern holds: the
+// count the flow tier checks against its limit.
+TEST(FlowTier, EveryRowCountsTheTransfersItBuilds) {
+  const std::vector<std::pair<int, int>> shapes = {{1, 2}, {1, 5}, {2, 3}, {3, 4}, {5, 1},
+                                                   {7, 1}, {4, 4}, {6, 2}, {1, 8}, {13, 1}};
+  for (model::CollectiveOp op :
+       {model::CollectiveOp::kAllreduce, model::CollectiveOp::kReduceScatter,
+        model::CollectiveOp::kAllgather, model::CollectiveOp::kAlltoall,
+        model::CollectiveOp::kBroadcast, model::CollectiveOp::kReduce,
+        model::CollectiveOp::kSendRecv}) {
+    for (const auto& name : model::collective_op_algorithms(op)) {
+      for (const auto& [nodes, g] : shapes) {
+        const Plain p = plain(nodes, g);
+        auto plan = flows(p, "ring").plan_collective(op, name, 1e6);
+        ASSERT_TRUE(plan.ok()) << plan.error().message;
+        std::size_t built = 0;
+        for (const auto& phase : plan->pattern->phases) built += phase.size();
+        auto count = model::flow_transfer_count(p.topo, op, name);
+        ASSERT_TRUE(count.ok()) << count.error().message;
+        EXPECT_EQ(*count, static_cast<double>(built))
+            << model::collective_op_name(op) << " " << name << " on " << nodes << " x " << g;
+      }
+    }
+  }
+}
+
+// A pattern over the limit is refused before it is built, naming the collective, the algorithm,
+// the GPUs and the way out; every pair of 8,192 GPUs is 67 million transfers a phase.
+TEST(FlowTier, RefusesAPatternBeyondItsLimit) {
+  model::Topology topo;
+  topo.nodes = 1024;
+  topo.gpus_per_node = 8;
+  topo.intra = model::LinkCost::from_fabric(fabric("nvlink3"));
+  topo.inter = model::LinkCost::from_fabric(fabric("ib-ndr"));
+  const auto count = [&](model::CollectiveOp op, const char* name) {
+    auto n = model::flow_transfer_count(topo, op, name);
+    EXPECT_TRUE(n.ok());
+    return n.ok() ? *n : 0;
+  };
+  EXPECT_EQ(count(model::CollectiveOp::kAllreduce, "ps"), 2.0 * 8192 * 8191);
+  EXPECT_EQ(count(model::CollectiveOp::kAlltoall, "pairwise"), 8192.0 * 8191);
+  EXPECT_EQ(count(model::CollectiveOp::kAllreduce, "ring"), 2.0 * 8192);
+  model::ExchangeConfig config;
+  config.algorithm = "ps";
+  auto f = model::CollectiveFlows::make(topo, config, in_order(8192));
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  auto ps = f->plan(25'000'000);
+  ASSERT_FALSE(ps.ok());
+  for (const char* part : {"flow tier", "1.34e+08 transfers", "allreduce by ps", "8192 GPUs",
+                           "33554432", "--network-model analytic, no --topology"}) {
+    EXPECT_NE(ps.error().message.find(part), std::string::npos) << ps.error().message;
+  }
+  auto alltoall = f->plan_collective(model::CollectiveOp::kAlltoall, "pairwise", 1e6);
+  ASSERT_FALSE(alltoall.ok());
+  EXPECT_NE(alltoall.error().message.find("alltoall by pairwise"), std::string::npos)
+      << alltoall.error().message;
+  // The ring over the same GPUs is far below it; 4,096 GPUs of a colocated parameter server just
+  // fit.
+  EXPECT_TRUE(f->plan_collective(model::CollectiveOp::kAllreduce, "ring", 1e6).ok());
+  topo.nodes = 512;
+  EXPECT_LE(count(model::CollectiveOp::kAllreduce, "ps"), model::kMaxFlowTransfers);
 }
 
 // Four GPUs of a node behind one NIC: a parameter-server exchange across nodes sends every
 // GPU's shards through it, which the formula (one link per worker) does not see.
 TEST(FlowTier, GpusBehindOneNicShareIt) {
   const Plain p = plain(2, 4);
-  const FlowPlan plan = flows(p, "ps").plan(10'000'000);
+  const FlowPlan plan = flows(p, "ps").plan(10'000'000).value();
   const double t = isolated_time_ns(*p.cluster, plan);
   // Each GPU sends 1/8 of 40 MB to each of the 4 GPUs of the other node: 16 transfers of 5 MB
   // leave through one NIC, per phase, against the formula's 7/8 x 40 MB on a worker's link.
@@ -157,7 +220,7 @@ TEST(FlowTier, ARingThroughTheSocketLinkCrossesItTwice) {
   for (int g : cluster->intra_ring()) order.push_back(g);
   auto f = model::CollectiveFlows::make(topo, model::ExchangeConfig{"ring"}, order);
   ASSERT_TRUE(f.ok());
-  const FlowPlan plan = f->plan(25'000'000);
+  const FlowPlan plan = f->plan(25'000'000).value();
   ASSERT_EQ(plan.pattern->phases.size(), 2u);
   // The narrowest link a ring transfer crosses, counted as often as transfers cross it.
   double slowest = 1e300;
@@ -434,7 +497,7 @@ TEST(FlowTier, CompactSsgdDagEqualsExplicitDag) {
     c.update = 3000;
     c.slowdown = {1, 1, 1.3, 1, 1, 1};
     c.groups = model::make_groups(c.layers, model::OverlapPolicy{kind},
-                                  [&](std::int64_t e) { return f.plan(e).analytical; });
+                                  [&](std::int64_t e) { return f.plan(e)->analytical; });
     const model::SsgdDag compact(c);
     const model::Dag dag = compact.expand();
     FlowNetwork net_full(p.cluster);
@@ -442,8 +505,8 @@ TEST(FlowTier, CompactSsgdDagEqualsExplicitDag) {
     for (int it = 0; it < c.iterations; ++it) {
       for (int g = 0; g < compact.group_count(); ++g) {
         const auto& group = c.groups[static_cast<std::size_t>(g)];
-        net_full.assign(compact.comm_id(it, g), f.plan(group.elements));
-        net_compact.assign(compact.comm_id(it, g), f.plan(group.elements));
+        net_full.assign(compact.comm_id(it, g), f.plan(group.elements).value());
+        net_compact.assign(compact.comm_id(it, g), f.plan(group.elements).value());
       }
     }
     auto want = simulate(dag, &net_full);

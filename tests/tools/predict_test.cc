@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -264,6 +265,23 @@ TEST(PredictCli, HostileNumbersExitTwoNamingTheFlagOrField) {
     EXPECT_TRUE(r.out.empty()) << c.args << "\n" << r.out;
   }
   std::filesystem::remove(fabric);
+}
+
+// A flow-tier collective too large to build is refused at once, in one line, with the way out;
+// the analytical tier prices the same job.
+TEST(PredictCli, FlowTierRefusesAPatternBeyondItsLimit) {
+  const std::string job =
+      "predict --network resnet50 --gpu h100 --nodes 2048 --gpus-per-node 8 --algorithm ps "
+      "--inter ib-ndr";
+  auto r = run_cli(job + " --topology dgx-h100");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(r.err.rfind("dagsgd: error: the flow tier would hold 5.37e+08 transfers", 0), 0u)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("(--network-model analytic, no --topology)"), std::string::npos) << r.err;
+  auto analytic = run_cli(job + " --network-model analytic --json");
+  EXPECT_EQ(analytic.code, 0) << analytic.err;
 }
 
 // validate's counts say their range before anything runs (no root needed).

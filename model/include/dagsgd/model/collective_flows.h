@@ -17,6 +17,12 @@
 
 namespace dagsgd::model {
 
+// The most transfers the flow tier builds for one collective pattern: with their routes and
+// link usage about 64 bytes each, so at most about 2 GiB (measured: 33.5 million transfers of a
+// colocated parameter server over 4,096 GPUs took 2.0 GiB). A pattern with more is refused
+// before it is built; the analytical tier prices any size.
+inline constexpr double kMaxFlowTransfers = 33'554'432;  // 2^25
+
 struct Transfer {
   int src = 0;  // GPU rank
   int dst = 0;
@@ -50,6 +56,12 @@ struct FlowPlan {
   Nanos analytical = 0;
 };
 
+// How many transfers the flow tier builds for one `op` by `algorithm` (one of
+// collective_op_algorithms(op)) over `topo`'s workers, without building them: what
+// kMaxFlowTransfers bounds.
+Expected<double> flow_transfer_count(const Topology& topo, CollectiveOp op,
+                                     const std::string& algorithm);
+
 // Builds flow plans for one group of ranks under one exchange configuration; patterns are made
 // once per algorithm and shared.
 class CollectiveFlows {
@@ -63,11 +75,13 @@ class CollectiveFlows {
 
   // The plan of one collective of `elements` gradient elements (the dense allreduce, or the
   // top-k allgather when config.topk > 0). Parameter servers on dedicated nodes have no GPU
-  // endpoints: their phases are all fixed (the analytical cost).
-  FlowPlan plan(std::int64_t elements) const;
+  // endpoints: their phases are all fixed (the analytical cost). An Error when its pattern
+  // would hold more than kMaxFlowTransfers transfers.
+  Expected<FlowPlan> plan(std::int64_t elements) const;
   // The plan of one `op` of `bytes` (CollectiveOp's convention) by `algorithm`, one of
   // collective_op_algorithms(op) ("auto" is an Error: the flow tier needs the transfers of one
-  // algorithm), on the bare links; `analytical` is collective_time's.
+  // algorithm), on the bare links; `analytical` is collective_time's. An Error when its
+  // pattern would hold more than kMaxFlowTransfers transfers.
   Expected<FlowPlan> plan_collective(CollectiveOp op, const std::string& algorithm,
                                      double bytes) const;
   const CommModel& analytical() const { return *analytical_; }
