@@ -16,14 +16,15 @@ namespace {
 using dagsgd::testing::run_cli;
 namespace fs = std::filesystem;
 
-// A fresh 2-rank `dagsgd train --model mlp --overlap wfbp` run directory; "" if it failed.
-std::string traced_run(const std::string& name, int iterations) {
+// A fresh 2-rank `dagsgd train --model mlp --overlap wfbp` run directory (more train flags in
+// `flags`); "" if it failed.
+std::string traced_run(const std::string& name, int iterations, const std::string& flags = "") {
   std::string dir = (fs::temp_directory_path() / name).string();
   fs::remove_all(dir);
   std::string cmd = "mpirun --allow-run-as-root --oversubscribe -np 2 " +
                     std::string(DAGSGD_BINARY) + " train --model mlp --iterations " +
-                    std::to_string(iterations) + " --overlap wfbp --no-eval --trace " + dir +
-                    " >/dev/null 2>&1";
+                    std::to_string(iterations) + " --overlap wfbp --no-eval " + flags +
+                    " --trace " + dir + " >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0 ? dir : "";
 }
 
@@ -101,6 +102,27 @@ TEST(ReplayMpi, TracedTwoRankRunReplaysWithinTolerance) {
     EXPECT_LE(r["comm_exposed_s"].get<double>() + r["overlap_s"].get<double>(),
               r["comm_total_s"].get<double>() * 1.0001 + 1e-9);
   }
+  fs::remove_all(dir);
+}
+
+// The alltoall-sum-allgather exchange is an allreduce by the model's asa algorithm: every one
+// of its collectives is priced (none kept at its measured time), on the run's own fitted link
+// and on a target fabric, where a faster intra-node link is not slower.
+TEST(ReplayMpi, AlltoallSumAllgatherRunIsPricedByTheModel) {
+  const std::string dir = traced_run("dagsgd-replay-mpi-asa", 40, "--exchange asa");
+  ASSERT_FALSE(dir.empty());
+  auto own = replay_json(dir, "");
+  EXPECT_EQ(own["comm"]["source"], "run");
+  EXPECT_EQ(own["comm"]["modeled_collectives"], 3 * 40);
+  EXPECT_EQ(own["comm"]["measured_collectives"], 0);
+  EXPECT_LT(std::abs(own["error"].get<double>()), 0.10) << own.dump();
+  auto pcie = replay_json(dir, "--intra pcie3 --inter 10gbe");
+  EXPECT_EQ(pcie["comm"]["algorithm"], "asa");
+  EXPECT_EQ(pcie["comm"]["modeled_collectives"], 3 * 40);
+  EXPECT_TRUE(pcie["comm"]["unpriced_collectives"].empty()) << pcie["comm"].dump();
+  auto nvlink = replay_json(dir, "--intra nvlink3 --inter 10gbe");
+  EXPECT_LE(nvlink["predicted_iteration_s"].get<double>(),
+            pcie["predicted_iteration_s"].get<double>());
   fs::remove_all(dir);
 }
 

@@ -3,6 +3,8 @@
 // trace_dag_kineto.cc (Kineto/PMPI calls, kernels and syncs).
 #include "dagsgd/trace/trace_dag.h"
 
+#include <algorithm>
+
 #include "trace_dag_builder.h"
 
 namespace dagsgd::trace {
@@ -123,6 +125,12 @@ model::Expected<TraceDag> build_trace_dag(const ImportedRun& run) {
     out.cpus = run.manifest->cpus;
   }
   out.traced_algorithm = traced_algorithm(run);
+  // Our runtime's asa exchange is an allreduce by that algorithm, whatever the fabric.
+  if (out.mode == TraceMode::kSsgd &&
+      std::any_of(out.collectives.begin(), out.collectives.end(),
+                  [](const TraceCollective& c) { return c.name == detail::kRuntimeAsa; })) {
+    out.traced_algorithm = detail::kRuntimeAsa;
+  }
   out.dag.finalize();
   // Flows, launches and syncs whose times contradict each other (a kernel launched after the
   // sync that waits for it) can close a loop; every consumer (replay, export) needs an order.

@@ -48,6 +48,10 @@ class Builder {
   std::vector<std::vector<std::int32_t>> name_index_;
 };
 
+// Our runtime's alltoall-sum-allgather exchange as its trace names it, and the model's allreduce
+// algorithm of the same name that prices it.
+inline constexpr const char* kRuntimeAsa = "asa";
+
 // The DAG of a `dagsgd train` run (mode kSsgd), of Chakra execution traces (trace_dag_chakra.cc,
 // mode kKineto) and of any other trace (mode kKineto).
 model::Expected<void> build_ssgd_dag(const ImportedRun& run, TraceDag& out);

@@ -10,6 +10,14 @@ namespace dagsgd::trace::detail {
 
 namespace {
 
+// Our runtime's exchanges as the trace names them (runtime/exchange.h): "asa" is an allreduce
+// (alltoall, local sum, allgather: the model's asa algorithm); "ps" (rank 0 the one server) has
+// no plan in the model; the others are the collective's own name.
+CollectiveKind runtime_collective_kind(const std::string& name) {
+  if (name == kRuntimeAsa) return CollectiveKind::kAllreduce;
+  return classify_collective(name);
+}
+
 class SsgdBuilder : public Builder {
  public:
   SsgdBuilder(const ImportedRun& run, TraceDag& out)
@@ -106,7 +114,7 @@ class SsgdBuilder : public Builder {
     if (fresh) {
       TraceCollective c;
       c.name = e.collective >= 0 ? rank.str(e.collective) : "allreduce";
-      c.kind = classify_collective(c.name);
+      c.kind = runtime_collective_kind(c.name);
       c.bytes = std::max<std::int64_t>(0, e.bytes);
       c.iteration = e.iteration;
       c.group = e.bucket;
