@@ -367,6 +367,49 @@ std::vector<PhaseTransfers> binomial_reduce_transfers(const Plan& /*plan*/, cons
 }
 double binomial_tree_count(const Plan& /*plan*/, const Shape& s) { return each_other_rank(s); }
 
+// libnbc's MPI_Ireduce_scatter (Open MPI coll/libnbc nbc_ireduce_scatter.c): a binomial reduce
+// of the whole vector to rank 0 (d = ceil(lg p) rounds, as its reduce), then rank 0 sends each
+// other rank its chunk, p-1 sends of M/p through its own link:
+//   d·(α + M·β + M·γ) + (p-1)·α + (p-1)/p·M·β
+void binomial_scatter(Plan& plan, const Shape& s, double m) {
+  binomial_reduce(plan, s, m);
+  const double others = s.workers() - 1;
+  plan.push_back({flat_link(s), others, m / s.workers(), others / s.workers() * m, 0});
+}
+PhaseTransfers scatter_from_root(const Patterns& pat, int p) {
+  std::vector<Transfer> t;
+  for (int v = 1; v < p; ++v) t.push_back(pat.pair(0, v));
+  return plain(std::move(t), 1.0 / (p - 1));
+}
+std::vector<PhaseTransfers> binomial_scatter_transfers(const Plan& /*plan*/, const Patterns& pat,
+                                                       const Shape& s) {
+  return {binomial_reduce_steps(pat, s.workers()), scatter_from_root(pat, s.workers())};
+}
+double binomial_scatter_count(const Plan& /*plan*/, const Shape& s) {
+  return 2 * each_other_rank(s);
+}
+
+// libnbc's MPI_Iallgatherv and MPI_Iallgather (nbc_iallgatherv.c, nbc_iallgather.c, linear):
+// every rank sends its chunk of M/p to each other rank, all posted at once, the pairwise
+// all-to-all's transfers:  (p-1)·α + (p-1)/p·M·β
+
+// Our runtime's rsag exchange (runtime/exchange.h): libnbc's reduce-scatter above, then its
+// linear all-gather of the averaged chunks:
+//   d·(α + M·β + M·γ) + 2(p-1)·α + 2(p-1)/p·M·β
+void rsag(Plan& plan, const Shape& s, double m) {
+  binomial_scatter(plan, s, m);
+  pairwise_alltoall(plan, s, m);
+}
+std::vector<PhaseTransfers> rsag_transfers(const Plan& plan, const Patterns& pat, const Shape& s) {
+  auto out = binomial_scatter_transfers(plan, pat, s);
+  out.push_back(plain(pat.all_pairs(), 1.0 / (s.workers() - 1)));
+  return out;
+}
+double rsag_count(const Plan& /*plan*/, const Shape& s) {
+  const double p = s.workers();
+  return 2 * (p - 1) + p * (p - 1);
+}
+
 // One point-to-point message of M bytes between the group's first two ranks:  α + M·β
 void direct_message(Plan& plan, const Shape& s, double m) {
   plan.push_back({flat_link(s), 1, m, m, 0});
@@ -395,12 +438,19 @@ constexpr CollectiveAlgorithm kAlgorithms[] = {
      "sharded parameter server (Li et al. 2014, OSDI)"},
     {CollectiveOp::kAllreduce, "asa", asa, asa_transfers, asa_count, true,
      "Theano-MPI alltoall-sum-allgather (Ma, Mao & Taylor 2016)"},
+    {CollectiveOp::kAllreduce, "rsag", rsag, rsag_transfers, rsag_count, true,
+     "our runtime's rsag: Open MPI libnbc MPI_Ireduce_scatter then MPI_Iallgatherv"},
     {CollectiveOp::kAllreduce, "hier", hier, hier_transfers, hier_count, false,
      "hierarchical allreduce (Horovod HOROVOD_HIERARCHICAL_ALLREDUCE; Jia et al. 2018)"},
     {CollectiveOp::kReduceScatter, "ring", ring_reduce_scatter, ring_transfers, ring_count, true,
      "NCCL ring reduce-scatter (src/device/reduce_scatter.h); Thakur et al. 2005"},
+    {CollectiveOp::kReduceScatter, "binomial", binomial_scatter, binomial_scatter_transfers,
+     binomial_scatter_count, true,
+     "Open MPI libnbc nbc_ireduce_scatter.c: binomial reduce to rank 0, linear scatter"},
     {CollectiveOp::kAllgather, "ring", ring_allgather, ring_transfers, ring_count, true,
      "NCCL ring all-gather (src/device/all_gather.h); Thakur et al. 2005"},
+    {CollectiveOp::kAllgather, "linear", pairwise_alltoall, all_pairs_transfers, all_pairs_count,
+     true, "Open MPI libnbc nbc_iallgatherv.c, nbc_iallgather.c: every rank to every other"},
     {CollectiveOp::kAlltoall, "pairwise", pairwise_alltoall, all_pairs_transfers, all_pairs_count,
      true, "NCCL all-to-all as grouped send/recv; Open MPI coll_tuned_alltoall.c pairwise"},
     {CollectiveOp::kBroadcast, "ring", chain_broadcast, chain_transfers, chain_count, true,

@@ -91,7 +91,7 @@ struct GradientExchange::Impl {
   }
 
   void chunking(Op& op) {
-    // asa: rank j owns chunk j of the group (sizes differ by at most one element).
+    // asa, rsag: rank j owns chunk j of the group (sizes differ by at most one element).
     std::int64_t n = op.range.count;
     op.counts.assign(static_cast<std::size_t>(size), 0);
     op.displs.assign(static_cast<std::size_t>(size), 0);
@@ -187,6 +187,18 @@ struct GradientExchange::Impl {
                        wire_type(), op.comm, op.reqs.data());
         break;
       }
+      case ExchangeKind::kRsag: {
+        // Each rank gets the sum of the chunk it owns; fp16 is pre-scaled as for allreduce.
+        to_wire(op, cfg.precision == Precision::kFp16 ? inv() : 1.0f);
+        chunking(op);
+        const auto mine = static_cast<std::size_t>(op.counts[static_cast<std::size_t>(rank)]);
+        op.bytes_recv.resize(std::max<std::size_t>(1, mine * elem_bytes()));
+        op.reqs.resize(1);
+        MPI_Ireduce_scatter(wire(op), op.bytes_recv.data(), op.counts.data(), wire_type(),
+                            cfg.precision == Precision::kFp16 ? half_op : MPI_SUM, op.comm,
+                            op.reqs.data());
+        break;
+      }
     }
   }
 
@@ -257,6 +269,32 @@ struct GradientExchange::Impl {
             MPI_Isend(wire(op), n, wire_type(), w, 1, op.comm,
                       &op.reqs[static_cast<std::size_t>(w - 1)]);
           }
+        }
+        return;
+      case ExchangeKind::kRsag:
+        if (op.stage == 1) {
+          from_wire(op);
+          finish(op);
+          return;
+        }
+        {
+          // The owned chunk's average into its place, then every owner's chunk to all.
+          const int mine = op.counts[static_cast<std::size_t>(rank)];
+          const auto off = static_cast<std::size_t>(op.displs[static_cast<std::size_t>(rank)]);
+          if (eb == 2) {
+            std::memcpy(op.half.data() + off, op.bytes_recv.data(),
+                        static_cast<std::size_t>(mine) * 2);
+          } else {
+            for (int i = 0; i < mine; ++i) {
+              float v = 0;
+              std::memcpy(&v, op.bytes_recv.data() + static_cast<std::size_t>(i) * 4, 4);
+              op.data[off + static_cast<std::size_t>(i)] = v * inv();
+            }
+          }
+          op.stage = 1;
+          op.reqs.assign(1, MPI_REQUEST_NULL);
+          MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, wire(op), op.counts.data(),
+                          op.displs.data(), wire_type(), op.comm, op.reqs.data());
         }
         return;
       case ExchangeKind::kAsa:
@@ -385,8 +423,8 @@ const char* GradientExchange::collective() const {
 const char* GradientExchange::algorithm() const {
   if (impl_->cfg.topk > 0) return "topk_allgather";
   // In the order of ExchangeKind.
-  static constexpr const char* kAlgorithms[] = {"mpi_iallreduce", "parameter_server",
-                                                "alltoall_sum_allgather"};
+  static constexpr const char* kAlgorithms[] = {
+      "mpi_iallreduce", "parameter_server", "alltoall_sum_allgather", "reduce_scatter_allgather"};
   const auto i = static_cast<std::size_t>(impl_->cfg.kind);
   return i < std::size(kAlgorithms) ? kAlgorithms[i] : "?";
 }

@@ -40,7 +40,8 @@ struct Choice {
 };
 constexpr Choice<ExchangeKind> kExchanges[] = {{ExchangeKind::kAllreduce, "allreduce"},
                                                {ExchangeKind::kPs, "ps"},
-                                               {ExchangeKind::kAsa, "asa"}};
+                                               {ExchangeKind::kAsa, "asa"},
+                                               {ExchangeKind::kRsag, "rsag"}};
 constexpr Choice<Precision> kPrecisions[] = {{Precision::kFp32, "fp32"},
                                              {Precision::kFp16, "fp16"}};
 constexpr Choice<DeviceKind> kDevices[] = {{DeviceKind::kCpu, "cpu"}, {DeviceKind::kCuda, "cuda"}};

@@ -32,7 +32,8 @@ const std::vector<model::FlagSpec<TrainFlags>>& train_flags() {
        .help = "seed of initialization and data order (default 1)"},
       {.name = "--exchange",
        .field = flag_field(&F::exchange),
-       .help = "gradient exchange: allreduce, ps, asa",
+       .help = "gradient exchange: allreduce, ps, asa (alltoall, sum, allgather), rsag "
+               "(reduce-scatter, then all-gather of the averaged shards)",
        .show_default = true},
       {.name = "--overlap",
        .field = flag_field(&F::overlap),

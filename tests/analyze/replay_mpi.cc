@@ -105,25 +105,33 @@ TEST(ReplayMpi, TracedTwoRankRunReplaysWithinTolerance) {
   fs::remove_all(dir);
 }
 
-// The alltoall-sum-allgather exchange is an allreduce by the model's asa algorithm: every one
-// of its collectives is priced (none kept at its measured time), on the run's own fitted link
-// and on a target fabric, where a faster intra-node link is not slower.
-TEST(ReplayMpi, AlltoallSumAllgatherRunIsPricedByTheModel) {
-  const std::string dir = traced_run("dagsgd-replay-mpi-asa", 40, "--exchange asa");
-  ASSERT_FALSE(dir.empty());
-  auto own = replay_json(dir, "");
-  EXPECT_EQ(own["comm"]["source"], "run");
-  EXPECT_EQ(own["comm"]["modeled_collectives"], 3 * 40);
-  EXPECT_EQ(own["comm"]["measured_collectives"], 0);
-  EXPECT_LT(std::abs(own["error"].get<double>()), 0.10) << own.dump();
-  auto pcie = replay_json(dir, "--intra pcie3 --inter 10gbe");
-  EXPECT_EQ(pcie["comm"]["algorithm"], "asa");
-  EXPECT_EQ(pcie["comm"]["modeled_collectives"], 3 * 40);
-  EXPECT_TRUE(pcie["comm"]["unpriced_collectives"].empty()) << pcie["comm"].dump();
-  auto nvlink = replay_json(dir, "--intra nvlink3 --inter 10gbe");
-  EXPECT_LE(nvlink["predicted_iteration_s"].get<double>(),
-            pcie["predicted_iteration_s"].get<double>());
-  fs::remove_all(dir);
+// The alltoall-sum-allgather and reduce-scatter-allgather exchanges are allreduces by the
+// model's asa and rsag rows: every one of their collectives is priced (none kept at its
+// measured time), on the run's own fitted link and on a target fabric, where a faster
+// intra-node link is not slower.
+TEST(ReplayMpi, AsaAndRsagRunsArePricedByTheModel) {
+  for (const std::string exchange : {"asa", "rsag"}) {
+    const std::string dir =
+        traced_run("dagsgd-replay-mpi-" + exchange, 40, "--exchange " + exchange);
+    ASSERT_FALSE(dir.empty()) << exchange;
+    auto own = replay_json(dir, "");
+    EXPECT_EQ(own["comm"]["source"], "run");
+    EXPECT_EQ(own["comm"]["modeled_collectives"], 3 * 40) << exchange;
+    EXPECT_EQ(own["comm"]["measured_collectives"], 0) << exchange;
+    // Looser than the allreduce run's 10%: each of the two stages waits for a progress call to
+    // see the previous one complete, a wait that grows on a loaded machine (-12% at load 8 on
+    // two cores; -0.1% on a quieter one).
+    EXPECT_LT(std::abs(own["error"].get<double>()), 0.25) << exchange << "\n" << own.dump();
+    auto pcie = replay_json(dir, "--intra pcie3 --inter 10gbe");
+    EXPECT_EQ(pcie["comm"]["algorithm"], exchange);
+    EXPECT_EQ(pcie["comm"]["modeled_collectives"], 3 * 40) << exchange;
+    EXPECT_TRUE(pcie["comm"]["unpriced_collectives"].empty()) << pcie["comm"].dump();
+    auto nvlink = replay_json(dir, "--intra nvlink3 --inter 10gbe");
+    EXPECT_LE(nvlink["predicted_iteration_s"].get<double>(),
+              pcie["predicted_iteration_s"].get<double>())
+        << exchange;
+    fs::remove_all(dir);
+  }
 }
 
 // Onto a target fabric with measured allreduce latencies: the curve prices the collectives, and

@@ -55,6 +55,11 @@ TEST(Collectives, AllToAllBroadcastReduceAndSendRecvByHand) {
   // Ring reduce: 7α + Mβ + Mγ; binomial reduce: 3(α + Mβ + Mγ).
   EXPECT_EQ(priced(t, CollectiveOp::kReduce, "ring"), 70'000 + 8'000'000 + 4'000'000);
   EXPECT_EQ(priced(t, CollectiveOp::kReduce, "binomial"), 30'000 + 36'000'000);
+  // libnbc's reduce-scatter: binomial reduce 3(α + Mβ + Mγ), then the root's 7 chunks,
+  // 7α + 7/8·Mβ; its linear all-gather moves the ring's bytes: 7α + 7/8·Mβ.
+  EXPECT_EQ(priced(t, CollectiveOp::kReduceScatter, "binomial"),
+            30'000 + 36'000'000 + 70'000 + 7'000'000);
+  EXPECT_EQ(priced(t, CollectiveOp::kAllgather, "linear"), 70'000 + 7'000'000);
   // One message: α + Mβ.
   EXPECT_EQ(priced(t, CollectiveOp::kSendRecv, "direct"), 10'000 + 8'000'000);
 }

@@ -70,6 +70,10 @@ TEST(CommModel, FlatFormulasByHand) {
       {"ps", 4, 1'935'000},
       // alltoall-sum-allgather: the ring's 2(p-1)α + 2(p-1)/p·Mβ + (p-1)/p·Mγ
       {"asa", 4, 1'935'000},
+      // libnbc reduce-scatter then all-gather: binomial reduce d·(α + Mβ + Mγ), d = 2:
+      // 2·1510000; the scatter and the linear all-gather (p-1)α + (p-1)/p·Mβ each: 2·(30000 +
+      // 750000)
+      {"rsag", 4, 4'580'000},
   };
   for (const ByHand& c : cases) {
     EXPECT_EQ(cost(flat(c.p), c.algorithm, kMegabyte), c.want) << c.algorithm << " p=" << c.p;

@@ -95,6 +95,16 @@ TEST(ExchangeMpi, AlltoallSumAllgatherOverlapped) {
   check_dense(ExchangeKind::kAsa, Precision::kFp16, true);
 }
 
+TEST(ExchangeMpi, ReduceScatterAllgatherFp32) {
+  check_dense(ExchangeKind::kRsag, Precision::kFp32, false);
+}
+TEST(ExchangeMpi, ReduceScatterAllgatherFp16) {
+  check_dense(ExchangeKind::kRsag, Precision::kFp16, false);
+}
+TEST(ExchangeMpi, ReduceScatterAllgatherOverlapped) {
+  check_dense(ExchangeKind::kRsag, Precision::kFp32, true);
+}
+
 void check_topk(Precision prec) {
   const double ratio = 0.05;
   GradientExchange ex(ExchangeConfig{ExchangeKind::kAllreduce, prec, ratio}, test_groups());
@@ -142,7 +152,8 @@ TEST(ExchangeMpi, TopKFp32) { check_topk(Precision::kFp32); }
 TEST(ExchangeMpi, TopKFp16) { check_topk(Precision::kFp16); }
 
 TEST(ExchangeMpi, ElasticAveraging) {
-  for (ExchangeKind kind : {ExchangeKind::kAllreduce, ExchangeKind::kPs, ExchangeKind::kAsa}) {
+  for (ExchangeKind kind :
+       {ExchangeKind::kAllreduce, ExchangeKind::kPs, ExchangeKind::kAsa, ExchangeKind::kRsag}) {
     GradientExchange ex(ExchangeConfig{kind, Precision::kFp32, 0.0}, {{0, kN}});
     auto x = random_grads(kN, 7);
     std::vector<float> center(kN);

@@ -104,6 +104,7 @@ TEST(TrainConfig, ParsesStrategies) {
   EXPECT_EQ(c.easgd_tau, 4);
   EXPECT_DOUBLE_EQ(c.easgd_alpha, 0.25);
   EXPECT_EQ(*parse_exchange("asa"), ExchangeKind::kAsa);
+  EXPECT_EQ(*parse_exchange("rsag"), ExchangeKind::kRsag);
   EXPECT_EQ(*parse_precision("fp16"), Precision::kFp16);
   EXPECT_EQ(*parse_widths("256,128"), (std::vector<std::int64_t>{256, 128}));
 }

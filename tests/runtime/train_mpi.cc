@@ -254,7 +254,7 @@ TEST(TrainMpi, BadFlagsExitTwoWithOneMessage) {
   // Without mpirun: a singleton, and the exit code is ours.
   RunResult r = run(std::string(DAGSGD_BINARY) + " train --exchange nccl");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.out.find("valid: allreduce, ps, asa"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("valid: allreduce, ps, asa, rsag"), std::string::npos) << r.out;
   RunResult missing = run(std::string(DAGSGD_BINARY) + " train --iterations 1 --data /nonexistent");
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.out.find("/nonexistent/train-images-idx3-ubyte.gz"), std::string::npos)
@@ -325,7 +325,8 @@ TEST(TrainMpi, EveryStrategyTrains) {
   // Short runs of each strategy: they must finish and learn (chance is 10%).
   for (const char* flags :
        {"--exchange ps --overlap wfbp --precision fp16", "--exchange asa --overlap bucket:0.1",
-        "--topk 0.05 --overlap wfbp", "--sync easgd:4,0.5", "--model cnn --iterations 60"}) {
+        "--exchange rsag --overlap wfbp --precision fp16", "--topk 0.05 --overlap wfbp",
+        "--sync easgd:4,0.5", "--model cnn --iterations 60"}) {
     RunResult r = run(mpirun(2) + " --iterations 150 --batch 32 " + flags);
     ASSERT_EQ(r.code, 0) << flags << "\n" << r.out;
     EXPECT_GE(final_accuracy(r.out), 50.0) << flags << "\n" << r.out;

@@ -266,26 +266,32 @@ TEST(TraceDag, OurRuntimeJoinsEachGradientGroup) {
   std::filesystem::remove_all(dir);
 }
 
-// Our runtime's alltoall-sum-allgather exchange ("asa" in its traces) is an allreduce that the
-// model's asa algorithm prices; the run says so as its traced algorithm.
-TEST(TraceDag, OurRuntimesAsaExchangeIsAnAllreduceByAsa) {
-  std::string dir = ssgd_run();
-  for (int r = 0; r < 2; ++r) {
-    const std::string path = dir + "/" + rank_trace_name(r);
-    std::string text = model::read_file(path).value();
-    const std::string from = "\"collective\":\"allreduce\"";
-    ASSERT_NE(text.find(from), std::string::npos);
-    text.replace(text.find(from), from.size(), "\"collective\":\"asa\"");
-    ASSERT_TRUE(model::write_file(path, text, true).ok());
+// Our runtime's alltoall-sum-allgather and reduce-scatter-allgather exchanges ("asa" and "rsag"
+// in its traces) are allreduces that the model's rows of those names price; the run says so as
+// its traced algorithm. Its parameter server ("ps") has no row.
+TEST(TraceDag, OurRuntimesAsaAndRsagExchangesAreAllreducesByTheirRows) {
+  for (const std::string exchange : {"asa", "rsag", "ps"}) {
+    std::string dir = ssgd_run();
+    for (int r = 0; r < 2; ++r) {
+      const std::string path = dir + "/" + rank_trace_name(r);
+      std::string text = model::read_file(path).value();
+      const std::string from = "\"collective\":\"allreduce\"";
+      ASSERT_NE(text.find(from), std::string::npos);
+      text.replace(text.find(from), from.size(), "\"collective\":\"" + exchange + "\"");
+      ASSERT_TRUE(model::write_file(path, text, true).ok());
+    }
+    auto b = build({dir});
+    ASSERT_EQ(b.dag.collectives.size(), 1u);
+    EXPECT_EQ(b.dag.collectives[0].name, exchange);
+    const bool row = exchange != "ps";
+    EXPECT_EQ(b.dag.collectives[0].kind, row ? CollectiveKind::kAllreduce : CollectiveKind::kNone);
+    EXPECT_EQ(b.dag.traced_algorithm, row ? exchange : "");
+    std::filesystem::remove_all(dir);
   }
-  auto b = build({dir});
-  ASSERT_EQ(b.dag.collectives.size(), 1u);
-  EXPECT_EQ(b.dag.collectives[0].name, "asa");
-  EXPECT_EQ(b.dag.collectives[0].kind, CollectiveKind::kAllreduce);
-  EXPECT_EQ(b.dag.traced_algorithm, "asa");
   // The allreduce exchange's run names no algorithm.
-  EXPECT_EQ(build({ssgd_run()}).dag.traced_algorithm, "");
-  std::filesystem::remove_all(dir);
+  const std::string plain = ssgd_run();
+  EXPECT_EQ(build({plain}).dag.traced_algorithm, "");
+  std::filesystem::remove_all(plain);
 }
 
 // The ranks observe completion 20 us apart: the join ends at the first, and the later rank's

@@ -3,8 +3,6 @@
 // trace_dag_kineto.cc (Kineto/PMPI calls, kernels and syncs).
 #include "dagsgd/trace/trace_dag.h"
 
-#include <algorithm>
-
 #include "trace_dag_builder.h"
 
 namespace dagsgd::trace {
@@ -125,11 +123,11 @@ model::Expected<TraceDag> build_trace_dag(const ImportedRun& run) {
     out.cpus = run.manifest->cpus;
   }
   out.traced_algorithm = traced_algorithm(run);
-  // Our runtime's asa exchange is an allreduce by that algorithm, whatever the fabric.
-  if (out.mode == TraceMode::kSsgd &&
-      std::any_of(out.collectives.begin(), out.collectives.end(),
-                  [](const TraceCollective& c) { return c.name == detail::kRuntimeAsa; })) {
-    out.traced_algorithm = detail::kRuntimeAsa;
+  // Our runtime's asa and rsag exchanges are allreduces by those algorithms, whatever the fabric.
+  if (out.mode == TraceMode::kSsgd) {
+    for (const auto& c : out.collectives) {
+      if (detail::is_runtime_allreduce(c.name)) out.traced_algorithm = c.name;
+    }
   }
   out.dag.finalize();
   // Flows, launches and syncs whose times contradict each other (a kernel launched after the

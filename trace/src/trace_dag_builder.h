@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dagsgd/trace/trace_dag.h"
@@ -48,9 +49,10 @@ class Builder {
   std::vector<std::vector<std::int32_t>> name_index_;
 };
 
-// Our runtime's alltoall-sum-allgather exchange as its trace names it, and the model's allreduce
-// algorithm of the same name that prices it.
-inline constexpr const char* kRuntimeAsa = "asa";
+// Our runtime's exchanges that are allreduces by one algorithm of the model's table, as its
+// traces name them (the model's row has the same name): alltoall-sum-allgather and
+// reduce-scatter-allgather (runtime/exchange.h); false for every other name.
+inline bool is_runtime_allreduce(std::string_view name) { return name == "asa" || name == "rsag"; }
 
 // The DAG of a `dagsgd train` run (mode kSsgd), of Chakra execution traces (trace_dag_chakra.cc,
 // mode kKineto) and of any other trace (mode kKineto).

@@ -10,11 +10,11 @@ namespace dagsgd::trace::detail {
 
 namespace {
 
-// Our runtime's exchanges as the trace names them (runtime/exchange.h): "asa" is an allreduce
-// (alltoall, local sum, allgather: the model's asa algorithm); "ps" (rank 0 the one server) has
-// no plan in the model; the others are the collective's own name.
+// Our runtime's exchanges as the trace names them (runtime/exchange.h): "asa" and "rsag" are
+// allreduces by the model's rows of those names; "ps" (rank 0 the one server) has no plan in the
+// model; the others are the collective's own name.
 CollectiveKind runtime_collective_kind(const std::string& name) {
-  if (name == kRuntimeAsa) return CollectiveKind::kAllreduce;
+  if (is_runtime_allreduce(name)) return CollectiveKind::kAllreduce;
   return classify_collective(name);
 }
 

@@ -1,6 +1,7 @@
 // Gradient exchange strategies over MPI_COMM_WORLD: non-blocking averaging of gradient groups
-// (a layer or a bucket of layers) by allreduce, parameter server, alltoall-sum-allgather or top-k
-// allgather, in fp32 or fp16 on the wire. mpi.h stays in exchange.cc.
+// (a layer or a bucket of layers) by allreduce, parameter server, alltoall-sum-allgather,
+// reduce-scatter-allgather (the communication of sharded data parallelism) or top-k allgather,
+// in fp32 or fp16 on the wire. mpi.h stays in exchange.cc.
 #pragma once
 
 #include <cstdint>

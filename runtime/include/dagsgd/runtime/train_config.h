@@ -12,7 +12,7 @@
 
 namespace dagsgd::runtime {
 
-enum class ExchangeKind { kAllreduce, kPs, kAsa };
+enum class ExchangeKind { kAllreduce, kPs, kAsa, kRsag };
 enum class OverlapKind { kNone, kWfbp, kBucket };
 enum class Precision { kFp32, kFp16 };
 enum class SyncKind { kBsp, kEasgd };
