@@ -544,9 +544,13 @@ Description TracedWorkload::describe(const Scenario& s) const {
   }
   w.emplace_back("batch per rank", std::to_string(batch_));
   if (s.exchange.stack) w.emplace_back("stack", s.exchange.stack->name);
-  w.emplace_back("GPUs per node", std::to_string(s.hardware.gpus_per_node));
+  // Scaled, the larger counts fill nodes of the grid's GPUs per node (the first point's may be
+  // one partly filled node).
+  const bool scaled = !scaled_counts_.empty();
+  w.emplace_back("GPUs per node",
+                 std::to_string(scaled ? scaled_gpus_per_node_ : s.hardware.gpus_per_node));
   w.emplace_back("compute", "as traced (replayed by 'dagsgd replay' on each target fabric)");
-  if (!scaled_counts_.empty()) w.emplace_back("scaled", scale_note(traced_world(), scaled_counts_));
+  if (scaled) w.emplace_back("scaled", scale_note(traced_world(), scaled_counts_));
   return w;
 }
 

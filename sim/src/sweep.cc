@@ -250,7 +250,7 @@ Expected<std::unique_ptr<Workload>> load_sweep_workload(const std::string& run,
   if (!w) return w.error();
   if ((*w)->batch() == 0) return Error{(*w)->batch_problem() + "; give --batch"};
   DAGSGD_TRY(fit_grid_to_run(grid, **w, was_given("--gpus"), was_given("--gpus-per-node")));
-  (*w)->set_scaled_counts(grid.scaled_gpus);
+  (*w)->set_scaled_counts(grid.scaled_gpus, grid.gpus_per_node);
   return std::unique_ptr<Workload>(std::move(*w));
 }
 

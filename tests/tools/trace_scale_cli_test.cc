@@ -92,6 +92,7 @@ TEST(TraceScaleCli, WhatifGivesOnePointPerCount) {
   EXPECT_EQ(j["workload"]["scaled"],
             "scaled from 2 traced ranks to 16, 64: each traced rank's compute stands for 8, 32 "
             "GPUs; per-rank noise at 16, 64 GPUs is not in the trace");
+  EXPECT_EQ(j["workload"]["GPUs per node"], "8") << "the scaled counts' nodes";
   ASSERT_EQ(j["scenarios"].size(), 6u);
   auto exposed = [&](const std::string& fabric, int gpus) {
     for (const auto& s : j["scenarios"]) {

@@ -231,8 +231,12 @@ class TracedWorkload final : public Workload {
   // The ranks of the traced job (run_topology): a scenario of another GPU count (a whole
   // multiple) scales the run (ReplayOptions::world).
   int traced_world() const;
-  // The GPU counts a sweep scales the run to, for describe() (fit_grid_to_run sets them).
-  void set_scaled_counts(std::vector<int> counts) { scaled_counts_ = std::move(counts); }
+  // The GPU counts a sweep scales the run to and its GPUs per node, for describe()
+  // (load_sweep_workload sets them from fit_grid_to_run's grid).
+  void set_scaled_counts(std::vector<int> counts, int gpus_per_node) {
+    scaled_counts_ = std::move(counts);
+    scaled_gpus_per_node_ = gpus_per_node;
+  }
 
  private:
   TracedWorkload() = default;
@@ -240,6 +244,7 @@ class TracedWorkload final : public Workload {
   bool scales(const Scenario& s) const;
   ReplayOptions options_for(const Scenario& s) const;
   std::vector<int> scaled_counts_;
+  int scaled_gpus_per_node_ = 0;
   trace::ImportedRun run_;
   trace::TraceDag dag_;
   int batch_ = 0;
