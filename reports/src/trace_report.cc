@@ -358,6 +358,15 @@ std::string replay_text(const trace::ImportedRun& run, const trace::TraceDag& da
   if (const std::string kept = sim::unpriced_summary(r); !kept.empty()) {
     out += "Kept at their traced durations, the model cannot price them: " + kept + "\n";
   }
+  if (r.scale.gpus > 0) {
+    out += "Scale: " + r.scale.note + "\n";
+    out += "  collectives: " + std::to_string(r.scale.grown) + " grew with the job, " +
+           std::to_string(r.scale.node_local) + " node-local kept their size";
+    if (const std::string kept = sim::kept_size_summary(r.scale); !kept.empty()) {
+      out += "; kept at their traced group size: " + kept;
+    }
+    out += "\n";
+  }
   if (r.cpu.modeled) {
     out += "Host CPUs: traced on " + std::to_string(r.cpu.traced_machines) + " machine(s), up to " +
            fmt("%.2f", r.cpu.traced_oversubscription) + " ranks per CPU; replayed on " +
@@ -368,7 +377,10 @@ std::string replay_text(const trace::ImportedRun& run, const trace::TraceDag& da
          std::to_string(r.warmup) + " warm-up)\n";
   out += "Measured iteration:  " + ms_text(static_cast<Nanos>(r.measured_mean_s * 1e9)) + " ms\n";
   out += "Predicted iteration: " + ms_text(static_cast<Nanos>(r.predicted_mean_s * 1e9)) + " ms\n";
-  out += "Error: " + pct(r.error) + "\n\n";
+  // Scaled, the measurement is of the traced ranks, not of the target's job.
+  out += (r.scale.gpus > 0 ? "Change from the traced " + std::to_string(r.scale.traced) + " ranks: "
+                           : std::string("Error: ")) +
+         pct(r.error) + "\n\n";
   out += "Measured, per rank:\n" + rank_table(r.measured_ranks);
   out += "Predicted, per rank:\n" + rank_table(r.predicted_ranks);
   if (r.network_model == "flow") {
@@ -420,6 +432,18 @@ std::string replay_json(const trace::ImportedRun& run, const trace::TraceDag& da
   for (const auto& [reason, count] : r.unpriced_collectives) unpriced[reason] = count;
   comm["unpriced_collectives"] = unpriced;
   j["comm"] = comm;
+  if (r.scale.gpus > 0) {
+    ordered_json kept = ordered_json::object();
+    for (const auto& [what, count] : r.scale.kept) kept[what] = count;
+    j["scale"] = {{"traced_ranks", r.scale.traced},
+                  {"gpus", r.scale.gpus},
+                  {"gpus_per_traced_rank", r.scale.gpus / std::max(1, r.scale.traced)},
+                  {"grown_collectives", r.scale.grown},
+                  {"node_local_collectives", r.scale.node_local},
+                  {"kept_size_collectives", kept},
+                  {"per_rank_noise_modeled", false},
+                  {"note", r.scale.note}};
+  }
   if (r.cpu.modeled) {
     j["host_cpus"] = {{"traced_machines", r.cpu.traced_machines},
                       {"traced_ranks_per_cpu", r.cpu.traced_oversubscription},

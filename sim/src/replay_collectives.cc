@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace dagsgd::sim::detail {
 
@@ -79,6 +80,55 @@ model::Expected<std::vector<int>> group_order(const ClusterTopology& cluster,
                         " on a cluster of " + std::to_string(cluster.gpu_count()) + " GPUs"};
   }
   return order;
+}
+
+model::Expected<ScaledGroup> scale_group(const model::Topology& traced,
+                                         const model::Topology& target,
+                                         const trace::TraceCollective& c) {
+  const int traced_world = traced.workers();
+  if (c.ranks < 2) return ScaledGroup{GroupScale::kKept, c.ranks, c.group_ranks};
+  if (c.ranks >= traced_world) return ScaledGroup{GroupScale::kWorld, target.workers(), {}};
+  // The group's traced ranks: those the trace names, else the first c.ranks.
+  std::vector<int> members = c.group_ranks;
+  if (members.size() != static_cast<std::size_t>(c.ranks)) {
+    members.resize(static_cast<std::size_t>(c.ranks));
+    for (int i = 0; i < c.ranks; ++i) members[static_cast<std::size_t>(i)] = i;
+  }
+  const int per_node = std::max(1, traced.gpus_per_node);
+  std::set<int> nodes;
+  std::set<int> places;  // ranks' places inside their node
+  for (int r : members) {
+    nodes.insert(r / per_node);
+    places.insert(r % per_node);
+  }
+  const int max_place = *places.rbegin();
+  auto no_place = [&](const std::string& why) {
+    return model::Error{"a traced " + (c.name.empty() ? "collective" : c.name) + " of " +
+                        std::to_string(c.ranks) + " ranks " + why + " on " +
+                        std::to_string(target.nodes) + " node(s) of " +
+                        std::to_string(target.gpus_per_node) + " GPUs"};
+  };
+  if (nodes.size() == 1) {
+    ScaledGroup g{GroupScale::kNodeLocal, c.ranks, {}};
+    const int node = *nodes.begin();
+    if (max_place >= target.gpus_per_node || node >= target.nodes) {
+      return no_place("on one traced node has no place on one node");
+    }
+    for (int r : members) g.group_ranks.push_back(node * target.gpus_per_node + r % per_node);
+    return g;
+  }
+  if (places.size() == 1 && static_cast<int>(nodes.size()) == traced.nodes) {
+    ScaledGroup g{GroupScale::kReplica, target.nodes, {}};
+    if (max_place >= target.gpus_per_node || target.nodes < traced.nodes) {
+      return no_place("with one rank on each of the " + std::to_string(traced.nodes) +
+                      " traced nodes has no place");
+    }
+    for (int n = 0; n < target.nodes; ++n) {
+      g.group_ranks.push_back(n * target.gpus_per_node + max_place);
+    }
+    return g;
+  }
+  return ScaledGroup{GroupScale::kKept, c.ranks, c.group_ranks};
 }
 
 model::Expected<std::string> op_algorithm(const model::Topology& topo, model::CollectiveOp op,

@@ -38,6 +38,28 @@ model::Topology group_topology(const model::Topology& topo, const trace::TraceCo
 model::Expected<std::vector<int>> group_order(const ClusterTopology& cluster,
                                               const trace::TraceCollective& c);
 
+// How a traced collective's group stands on a larger target (ReplayOptions::world).
+enum class GroupScale {
+  kWorld,      // the whole traced world: grows to the target's GPUs
+  kReplica,    // one rank on each traced node: grows to the target's nodes
+  kNodeLocal,  // all its ranks on one traced node: keeps its size, on one target node
+  kKept,       // anything else: keeps its size and its ranks
+};
+
+// `c`'s group on the target: its scale, its size and its ranks there (empty: the first `ranks`
+// ranks), so that group_topology and group_order price it. `traced` is the run's layout
+// (run_topology), `target` the target's nodes and GPUs per node; a traced rank r on traced
+// node r / traced.gpus_per_node keeps its place in its node. An Error when a node-local or
+// replica group has no such place there (the target's nodes too small or too few).
+struct ScaledGroup {
+  GroupScale how = GroupScale::kKept;
+  int ranks = 0;
+  std::vector<int> group_ranks;
+};
+model::Expected<ScaledGroup> scale_group(const model::Topology& traced,
+                                         const model::Topology& target,
+                                         const trace::TraceCollective& c);
+
 // The algorithm `op` runs: `requested` where the op has an algorithm of that name, else the
 // cheapest of its algorithms on `topo` at `bytes` (ties: the first), as collective_time's
 // "auto" decides.

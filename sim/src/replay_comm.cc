@@ -316,17 +316,36 @@ model::Expected<CollectiveTimes> collective_times(const TraceDag& td, const Repl
     }
     return model::ok();
   };
+  const model::Topology traced = run_topology(td);
+  trace::TraceCollective scaled;  // the group a collective has on a larger target
   for (std::size_t ci = 0; ci < td.collectives.size(); ++ci) {
-    const auto& c = td.collectives[ci];
-    out.phases[ci] = {0, c.measured, 0};
+    const auto& traced_c = td.collectives[ci];
+    out.phases[ci] = {0, traced_c.measured, 0};
     const bool model_known = options.comm == CommMode::kModeled &&
                              !(from_run && info.topology.intra.beta_ns_per_byte <= 0);
-    const std::string unpriced = model_known ? unpriced_reason(td, c) : "";
+    const std::string unpriced = model_known ? unpriced_reason(td, traced_c) : "";
     if (!unpriced.empty()) ++out.unpriced[unpriced];
     if (!model_known || !unpriced.empty()) {
       ++out.measured;
       continue;
     }
+    const trace::TraceCollective* group = &traced_c;
+    if (options.world > 0) {
+      auto g = scale_group(traced, info.topology, traced_c);
+      if (!g) return g.error();
+      if (g->how == GroupScale::kKept) {
+        ++out.kept[traced_name(td, traced_c) + " of " + std::to_string(traced_c.ranks) + " ranks"];
+      } else if (g->how == GroupScale::kNodeLocal) {
+        ++out.node_local;
+      } else {
+        ++out.grown;
+      }
+      scaled = traced_c;
+      scaled.ranks = g->ranks;
+      scaled.group_ranks = std::move(g->group_ranks);
+      group = &scaled;
+    }
+    const trace::TraceCollective& c = *group;
     if (c.kind != CollectiveKind::kAllreduce) {
       DAGSGD_TRY(price_other(c, ci));
       ++out.modeled;

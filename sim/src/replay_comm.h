@@ -33,6 +33,11 @@ struct CollectiveTimes {
   // (replay_collectives.h's unpriced_reason).
   std::map<std::string, int> unpriced;
   bool used_measured_curves = false;  // a fabric's measured latencies priced some
+  // Scaled to ReplayOptions::world: the priced collectives by how their group scaled, the kept
+  // ones by "allreduce of 3 ranks".
+  int grown = 0;
+  int node_local = 0;
+  std::map<std::string, int> kept;
 };
 model::Expected<CollectiveTimes> collective_times(const trace::TraceDag& td,
                                                   const ReplayOptions& options,

@@ -503,20 +503,30 @@ Expected<std::unique_ptr<TracedWorkload>> TracedWorkload::load(
   return w;
 }
 
+int TracedWorkload::traced_world() const { return run_topology(dag_).workers(); }
+
+bool TracedWorkload::scales(const Scenario& s) const {
+  const int n = s.hardware.workers();
+  return n != dag_.ranks && n != traced_world();
+}
+
+ReplayOptions TracedWorkload::options_for(const Scenario& s) const {
+  ReplayOptions ro = replay_options(s);
+  if (scales(s)) ro.world = s.hardware.workers();
+  return ro;
+}
+
 Expected<void> TracedWorkload::check(const Scenario& s) const {
   if (batch_ == 0) return Error{batch_problem_};
-
-  if (s.hardware.workers() != dag_.ranks) {
-    return Error{"a traced run replays its own " + std::to_string(dag_.ranks) + " ranks, not " +
-                 std::to_string(s.hardware.workers())};
-  }
-  return model::ok();
+  if (!scales(s)) return model::ok();
+  return check_scale(dag_, options_for(s));
 }
 
 Expected<PredictResult> TracedWorkload::evaluate(const Scenario& s, bool keep_timeline) const {
-  auto r = replay_trace(dag_, replay_options(s));
+  auto r = replay_trace(dag_, options_for(s));
   if (!r) return r.error();
-  return replay_as_prediction(dag_, *r, batch_, keep_timeline);
+  // The scenario's GPUs run the job; the default grid (the trace's own ranks) keeps its count.
+  return replay_as_prediction(dag_, *r, batch_, keep_timeline, s.hardware.workers());
 }
 
 Description TracedWorkload::describe(const Scenario& s) const {
@@ -534,8 +544,13 @@ Description TracedWorkload::describe(const Scenario& s) const {
   }
   w.emplace_back("batch per rank", std::to_string(batch_));
   if (s.exchange.stack) w.emplace_back("stack", s.exchange.stack->name);
-  w.emplace_back("GPUs per node", std::to_string(s.hardware.gpus_per_node));
+  // Scaled, the larger counts fill nodes of the grid's GPUs per node (the first point's may be
+  // one partly filled node).
+  const bool scaled = !scaled_counts_.empty();
+  w.emplace_back("GPUs per node",
+                 std::to_string(scaled ? scaled_gpus_per_node_ : s.hardware.gpus_per_node));
   w.emplace_back("compute", "as traced (replayed by 'dagsgd replay' on each target fabric)");
+  if (scaled) w.emplace_back("scaled", scale_note(traced_world(), scaled_counts_));
   return w;
 }
 

@@ -15,6 +15,16 @@ using model::Expected;
 
 Expected<void> check_replay_request(const ReplayRequest& r) {
   const HardwareSpec& h = r.hardware;
+  const bool scaled = r.gpus > 0 || r.nodes > 0;
+  if (scaled && r.measured_comm) {
+    return Error{std::string(r.gpus > 0 ? "--gpus" : "--nodes") +
+                 ": the traced durations of the collectives hold for the run's own ranks; "
+                 "another GPU count needs modeled communication (leave out --comm measured)"};
+  }
+  if (scaled && h.intra.empty()) {
+    return Error{std::string(r.gpus > 0 ? "--gpus" : "--nodes") +
+                 " scales the run onto a target fabric: give --intra and --inter"};
+  }
   if (h.intra.empty() != h.inter.empty()) {
     return Error{"--intra and --inter go together (the target fabric)"};
   }
@@ -54,7 +64,7 @@ Expected<ReplayOptions> replay_request_options(const trace::TraceDag& dag, const
   ro.algorithm = r.exchange.algorithm;
   if (!r.hardware.intra.empty()) {  // --gpus-per-node, else as traced
     auto target = replay_target(dag, r.hardware, r.exchange, catalogs,
-                                !detail::flag_given(r.given, "--gpus-per-node"));
+                                !detail::flag_given(r.given, "--gpus-per-node"), r.gpus, r.nodes);
     if (!target) return target.error();
     ro = std::move(*target);
   }
@@ -66,7 +76,7 @@ Expected<ReplayOptions> replay_request_options(const trace::TraceDag& dag, const
 
 Expected<ReplayOptions> replay_target(const trace::TraceDag& dag, HardwareSpec hardware,
                                       const ExchangeSpec& exchange, const Catalogs& catalogs,
-                                      bool as_traced) {
+                                      bool as_traced, int gpus, int nodes) {
   const model::Topology traced = run_topology(dag);
   const int ranks = traced.workers();
   if (as_traced) {  // the node type's GPUs to a node, else the run's own
@@ -77,15 +87,40 @@ Expected<ReplayOptions> replay_target(const trace::TraceDag& dag, HardwareSpec h
       hardware.gpus_per_node = node->gpus_per_node();
     }
   }
-  if (ranks % hardware.gpus_per_node != 0 && hardware.gpus_per_node <= ranks) {
+  if (nodes > 0) {  // whole nodes of the target's GPUs
+    const int of_nodes = nodes * hardware.gpus_per_node;
+    if (gpus > 0 && gpus != of_nodes) {
+      return Error{"--gpus " + std::to_string(gpus) + " and --nodes " + std::to_string(nodes) +
+                   " disagree: " + std::to_string(nodes) + " nodes of " +
+                   std::to_string(hardware.gpus_per_node) + " GPUs are " +
+                   std::to_string(of_nodes)};
+    }
+    gpus = of_nodes;
+  }
+  const bool scaled = gpus > 0 && gpus != ranks;
+  const int world = scaled ? gpus : ranks;
+  const std::string flag = "--gpus " + std::to_string(world) + ": ";
+  if (scaled) {
+    if (auto ok = check_scale_count(ranks, world); !ok) return Error{flag + ok.error().message};
+  }
+  if (world % hardware.gpus_per_node != 0 && hardware.gpus_per_node <= world) {
+    if (scaled) {
+      return Error{flag + "does not fill whole nodes of " + std::to_string(hardware.gpus_per_node) +
+                   " GPUs (--gpus-per-node)"};
+    }
     return Error{"GPUs per node: " + std::to_string(hardware.gpus_per_node) +
                  " does not divide the " + std::to_string(ranks) + " ranks of the run"};
   }
-  hardware.gpus_per_node = std::min(hardware.gpus_per_node, ranks);
-  hardware.nodes = ranks / std::max(hardware.gpus_per_node, 1);
+  hardware.gpus_per_node = std::min(hardware.gpus_per_node, world);
+  hardware.nodes = world / std::max(hardware.gpus_per_node, 1);
   auto s = resolve_scenario(hardware, exchange, catalogs);
   if (!s) return s.error();
   ReplayOptions ro = replay_options(*s);
+  if (scaled) {
+    ro.world = world;
+    if (auto ok = check_scale(dag, ro); !ok) return Error{flag + ok.error().message};
+    return ro;
+  }
   if (as_traced) {
     ro.target->nodes = 0;
     ro.target->gpus_per_node = 0;
@@ -107,13 +142,13 @@ ReplayOptions replay_options(const Scenario& s) {
 // A replay as a prediction
 
 PredictResult replay_as_prediction(const trace::TraceDag& tdag, const ReplayResult& r, int batch,
-                                   bool keep_timeline) {
+                                   bool keep_timeline, int workers) {
   using model::Nanos;
   auto scaled_ns = [](double seconds, double relative_change) {
     return static_cast<Nanos>(std::llround(seconds * (1.0 + relative_change) * 1e9));
   };
   PredictResult p;
-  p.workers = tdag.ranks;
+  p.workers = workers > 0 ? workers : tdag.ranks;
   p.iteration = scaled_ns(r.predicted_mean_s, 0.0);
   p.if_comm_free = scaled_ns(r.predicted_mean_s, r.if_comm_free);
   p.if_double_bandwidth = scaled_ns(r.predicted_mean_s, r.if_double_network);
@@ -148,6 +183,9 @@ PredictResult replay_as_prediction(const trace::TraceDag& tdag, const ReplayResu
                  model::times_faster(p.iteration, p.if_double_bandwidth);
   if (const std::string kept = unpriced_summary(r); !kept.empty()) {
     p.bottleneck += "; kept at their traced durations, the model cannot price them: " + kept;
+  }
+  if (const std::string kept = kept_size_summary(r.scale); !kept.empty()) {
+    p.bottleneck += "; kept at their traced group size: " + kept;
   }
   if (keep_timeline && !tdag.boundary_task.empty() && tdag.end_task != model::kNoTask) {
     const Nanos ws = r.sim.start[static_cast<std::size_t>(tdag.boundary_task.back())];

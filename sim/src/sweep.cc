@@ -192,11 +192,32 @@ std::vector<std::size_t> timeline_points(const std::vector<SweepPoint>& points) 
 Expected<void> fit_grid_to_run(SweepGrid& grid, const TracedWorkload& run, bool gpus_given,
                                bool gpus_per_node_given) {
   const int ranks = run.ranks();
-  if (gpus_given && (grid.gpus.size() != 1 || grid.gpus[0] != ranks)) {
-    return Error{"a traced run replays its own " + std::to_string(ranks) + " ranks"};
+  const model::Topology traced = run_topology(run.dag());
+  if (!gpus_given) grid.gpus = {ranks};
+  if (!gpus_per_node_given) grid.gpus_per_node = traced.gpus_per_node;
+  // Every other count scales the run: checked here, on the layout expand_grid gives it, so
+  // that a count that does not fit is named by its flag before anything is resolved.
+  std::vector<int> scaled;
+  for (int g : grid.gpus) {
+    if (g == ranks || g == traced.workers()) continue;
+    const std::string flag = "--gpus " + std::to_string(g) + ": ";
+    const int per_node = std::max(1, std::min(g, grid.gpus_per_node));
+    if (auto ok = check_scale_count(traced.workers(), g); !ok) {
+      return Error{flag + ok.error().message};
+    }
+    if (g % per_node != 0) {
+      return Error{flag + "does not fill whole nodes of " + std::to_string(per_node) +
+                   " GPUs (--gpus-per-node)"};
+    }
+    ReplayOptions ro;
+    ro.world = g;
+    ro.target = model::Topology{};
+    ro.target->nodes = g / per_node;
+    ro.target->gpus_per_node = per_node;
+    if (auto ok = check_scale(run.dag(), ro); !ok) return Error{flag + ok.error().message};
+    scaled.push_back(g);
   }
-  grid.gpus = {ranks};
-  if (!gpus_per_node_given) grid.gpus_per_node = run_topology(run.dag()).gpus_per_node;
+  grid.scaled_gpus = std::move(scaled);
   return model::ok();
 }
 
@@ -228,11 +249,8 @@ Expected<std::unique_ptr<Workload>> load_sweep_workload(const std::string& run,
       TracedWorkload::load({run}, trace::ImportOptions{}, was_given("--batch") ? network.batch : 0);
   if (!w) return w.error();
   if ((*w)->batch() == 0) return Error{(*w)->batch_problem() + "; give --batch"};
-  if (auto fit = fit_grid_to_run(grid, **w, was_given("--gpus"), was_given("--gpus-per-node"));
-      !fit) {
-    return Error{"--gpus: " + fit.error().message + "; leave --gpus out or give " +
-                 std::to_string((*w)->ranks())};
-  }
+  DAGSGD_TRY(fit_grid_to_run(grid, **w, was_given("--gpus"), was_given("--gpus-per-node")));
+  (*w)->set_scaled_counts(grid.scaled_gpus, grid.gpus_per_node);
   return std::unique_ptr<Workload>(std::move(*w));
 }
 

@@ -192,6 +192,7 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
   out.warmup = td.warmup;
   out.measured_iteration = td.measured_iteration;
 
+  if (options.world > 0) DAGSGD_TRY(check_scale(td, options));
   auto comm = detail::choose_comm_model(td, options);
   if (!comm) return comm.error();
   out.comm = std::move(*comm);
@@ -201,6 +202,14 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
   out.measured_collectives = times->measured;
   out.unpriced_collectives.assign(times->unpriced.begin(), times->unpriced.end());
   if (times->used_measured_curves) out.comm.algorithm = model::kMeasuredAlgorithm;
+  if (options.world > 0) {
+    out.scale.traced = run_topology(td).workers();
+    out.scale.gpus = options.world;
+    out.scale.grown = times->grown;
+    out.scale.node_local = times->node_local;
+    out.scale.kept.assign(times->kept.begin(), times->kept.end());
+    out.scale.note = scale_note(out.scale.traced, {out.scale.gpus});
+  }
 
   model::Dag base_dag = td.dag;
   if (options.cpus > 0) {

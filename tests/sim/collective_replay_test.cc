@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/nccl_trace.h"
 #include "common/temp.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/sim/collective_summary.h"
@@ -22,22 +23,8 @@ constexpr double kAlltoallBytes = 1048576.0 * 4;   // In msg nelems x float
 constexpr double kAllgatherBytes = 1048576.0 * 4;  // Out msg nelems x float (In: a quarter)
 constexpr double kScatterBytes = 524288.0 * 4;     // In msg nelems x float (Out: a half)
 
-// One NCCL kernel with PyTorch's record_param_comms arguments, and its launch.
-std::string nccl_kernel(int corr, long ts, long dur, const std::string& collective, long in,
-                        long out, const std::string& ranks) {
-  const std::string c = std::to_string(corr);
-  const int group = static_cast<int>(std::count(ranks.begin(), ranks.end(), ',')) + 1;
-  return "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,"
-         "\"tid\":1,\"ts\":" +
-         std::to_string(corr * 10) + ",\"dur\":5,\"args\":{\"correlation\":" + c +
-         "}},\n{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_Generic(ncclDevComm*)\","
-         "\"pid\":0,\"tid\":7,\"ts\":" +
-         std::to_string(ts) + ",\"dur\":" + std::to_string(dur) +
-         ",\"args\":{\"correlation\":" + c + ",\"stream\":7,\"Collective name\":\"" + collective +
-         "\",\"In msg nelems\":" + std::to_string(in) +
-         ",\"Out msg nelems\":" + std::to_string(out) + ",\"Group size\":" + std::to_string(group) +
-         ",\"dtype\":\"Float\",\"Process Group Ranks\":\"" + ranks + "\"}},\n";
-}
+using testing::nccl_kernel;
+using testing::traced_dag;
 
 // Four ranks (two nodes of two on the target): an all-to-all and an all-gather of the whole
 // run, a reduce-scatter in the replica groups {0, 2} and {1, 3} (one rank on each node), and a
@@ -46,28 +33,16 @@ std::vector<std::string> four_rank_job(const std::string& dir) {
   std::vector<std::string> files;
   for (int r = 0; r < 4; ++r) {
     const std::string replica = r % 2 == 0 ? "[0, 2]" : "[1, 3]";
-    std::string s = "{\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":" + std::to_string(r) +
-                    ",\"world_size\":4},\"traceEvents\":[\n";
-    s += "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":9,"
-         "\"tid\":1,\"ts\":0,\"dur\":2000},\n";
+    std::string s;
     s += nccl_kernel(1, 100, 300, "all_to_all", 1048576, 1048576, "[0, 1, 2, 3]");
     s += nccl_kernel(2, 500, 300, "all_gather", 262144, 1048576, "[0, 1, 2, 3]");
     s += nccl_kernel(3, 900, 200, "reduce_scatter", 524288, 262144, replica);
     s += nccl_kernel(4, 1200, 100, "gather", 1000, 4000, "[0, 1, 2, 3]");
-    s += "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":9,"
-         "\"tid\":1,\"ts\":50,\"dur\":1400}\n]}";
     files.push_back(dir + "/rank" + std::to_string(r) + ".json");
-    EXPECT_TRUE(model::write_file(files.back(), s, true).ok());
+    EXPECT_TRUE(
+        model::write_file(files.back(), testing::kineto_rank(r, 4, 2000, 1450, s), true).ok());
   }
   return files;
-}
-
-trace::TraceDag traced_dag(const std::vector<std::string>& files) {
-  auto run = trace::import_run(files, trace::ImportOptions{});
-  EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.error().message);
-  auto dag = trace::build_trace_dag(*run);
-  EXPECT_TRUE(dag.ok()) << (dag.ok() ? "" : dag.error().message);
-  return std::move(*dag);
 }
 
 model::Topology two_nodes(double scale) {

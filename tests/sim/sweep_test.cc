@@ -217,24 +217,39 @@ TEST(SweepRun, TwoProcessesGiveTheSameResultsAsOne) {
   EXPECT_NE(failed.error().message.find("boom!"), std::string::npos);
 }
 
-TEST(SweepGrid, ATracedRunReplaysItsOwnRanks) {
+TEST(SweepGrid, ATracedRunReplaysItsOwnRanksOrScalesToEachCount) {
   const std::string kineto = std::string(DAGSGD_SHARED_DATA) + "/traces/kineto/nccl_data.json.gz";
   auto w = TracedWorkload::load({kineto}, trace::ImportOptions{}, 16);
   ASSERT_TRUE(w.ok()) << w.error().message;
+  // One rank's trace of a job of two: its collectives are the two ranks' allreduces.
+  ASSERT_EQ((*w)->ranks(), 1);
+  ASSERT_EQ((*w)->traced_world(), 2);
   SweepGrid grid = small_grid();
   ASSERT_TRUE(fit_grid_to_run(grid, **w, false, false).ok());
   EXPECT_EQ(grid.gpus, std::vector<int>{(*w)->ranks()});
   EXPECT_EQ(grid.gpus_per_node, run_topology((*w)->dag()).gpus_per_node);
+  EXPECT_TRUE(grid.scaled_gpus.empty());
 
+  // The job's own two ranks, then 16 and 64 GPUs in nodes of 8: the last two scale it.
   grid = small_grid();
-  grid.gpus = {(*w)->ranks() + 1};
-  auto other = fit_grid_to_run(grid, **w, true, false);
-  ASSERT_FALSE(other.ok());
-  EXPECT_NE(other.error().message.find("replays its own"), std::string::npos);
-  grid.gpus = {(*w)->ranks()};
-  grid.gpus_per_node = 7;
+  grid.gpus = {2, 16, 64};
+  grid.gpus_per_node = 8;
   ASSERT_TRUE(fit_grid_to_run(grid, **w, true, true).ok());
-  EXPECT_EQ(grid.gpus_per_node, 7) << "GPUs per node given: kept";
+  EXPECT_EQ(grid.gpus, (std::vector<int>{2, 16, 64}));
+  EXPECT_EQ(grid.gpus_per_node, 8) << "GPUs per node given: kept";
+  EXPECT_EQ(grid.scaled_gpus, (std::vector<int>{16, 64}));
+
+  // Counts that do not fit, each named by its flag and value.
+  for (const auto& [gpus, words] : std::vector<std::pair<int, std::string>>{
+           {3, "--gpus 3: 3 GPUs is not a whole multiple of the run's 2 ranks"},
+           {12, "--gpus 12: does not fill whole nodes of 8 GPUs"}}) {
+    grid = small_grid();
+    grid.gpus = {gpus};
+    grid.gpus_per_node = 8;
+    auto bad = fit_grid_to_run(grid, **w, true, true);
+    ASSERT_FALSE(bad.ok()) << gpus;
+    EXPECT_EQ(bad.error().message.rfind(words, 0), 0u) << bad.error().message;
+  }
 }
 
 }  // namespace

@@ -12,7 +12,8 @@ namespace {
 
 struct ReplayFlags {
   TraceInputs inputs;
-  ScenarioFlags target;  // --intra, --inter, --fabric-file, --algorithm, --gpus-per-node
+  // --intra, --inter, --fabric-file, --algorithm, --gpus-per-node, --gpus, --nodes
+  ScenarioFlags target;
   std::string comm = "model";
   int cpus = 0;
   int ranks_per_machine = 0;
@@ -27,6 +28,8 @@ sim::ReplayRequest request(const ReplayFlags& o) {
           .measured_comm = o.comm == "measured",
           .cpus = o.cpus,
           .ranks_per_machine = o.ranks_per_machine,
+          .gpus = o.target.gpus,
+          .nodes = o.target.given("--nodes") ? o.target.hardware.nodes : 0,
           .given = given_options(*o.target.app)};
 }
 
@@ -34,7 +37,9 @@ constexpr const char* kReplayHelp =
     "Simulate a traced run with its measured compute and modeled (or measured)\n"
     "communication; print predicted vs measured iteration time and the error.\n"
     "Example: dagsgd replay runs/mlp-wfbp --json --timeline sim.json\n"
-    "         dagsgd replay runs/mlp-wfbp --intra nvlink2 --inter ib-edr";
+    "         dagsgd replay runs/mlp-wfbp --intra nvlink2 --inter ib-edr\n"
+    "         dagsgd replay runs/mlp-wfbp --intra nvlink2 --inter ib-edr --gpus 64 \\\n"
+    "           --gpus-per-node 8";
 
 int run_replay(const ReplayFlags& o) {
   const sim::ReplayRequest req = request(o);

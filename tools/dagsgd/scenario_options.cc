@@ -49,6 +49,17 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
         ->check(worker_count())
         ->capture_default_str();
   }
+  if (use == ScenarioUse::kReplay) {
+    app.add_option("--gpus", f.gpus,
+                   "GPUs of the job the traced ranks stand for on the target fabric (default: "
+                   "the run's ranks): each traced rank keeps its compute, the collectives are "
+                   "priced for the groups they have at that scale (docs/communication.md)")
+        ->check(worker_count());
+    app.add_option("--nodes", f.hardware.nodes,
+                   "Nodes of the job the traced ranks stand for: --gpus in whole nodes of "
+                   "--gpus-per-node")
+        ->check(worker_count());
+  }
   auto* per_node = app.add_option(
       "--gpus-per-node", sweep ? f.grid.gpus_per_node : f.hardware.gpus_per_node,
       use == ScenarioUse::kReplay ? "Ranks per node on the target (default: from the run's "
@@ -117,7 +128,8 @@ void add_scenario_flags(CLI::App& app, ScenarioFlags& f, ScenarioUse use) {
         ->required()
         ->delimiter(',');
     app.add_option("--gpus", f.grid.gpus,
-                   "GPU counts, comma-separated (e.g. 1,4,8,16,32,64); a traced run keeps its own")
+                   "GPU counts, comma-separated (e.g. 1,4,8,16,32,64); a traced run: its own ranks "
+                   "by default, each other count (a whole multiple of them) scales it")
         ->check(worker_count())
         ->delimiter(',');
     app.add_option("--algorithms", f.grid.algorithms, "Collective algorithms: " + algorithms)

@@ -23,6 +23,7 @@ struct ScenarioFlags {
   sim::ExchangeSpec exchange;
   sim::SweepGrid grid;      // whatif's lists (fabrics, GPU counts, strategies)
   std::string fabric_file;  // extra fabric definitions
+  int gpus = 0;             // replay's --gpus: the job the traced ranks stand for (0: as traced)
   const CLI::App* app = nullptr;
   // Whether `flag` (e.g. "--network") appeared on the command line.
   bool given(const std::string& flag) const;

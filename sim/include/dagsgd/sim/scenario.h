@@ -109,11 +109,13 @@ model::Expected<Scenario> resolve_scenario(const HardwareSpec& hardware,
 // own ranks (run_topology's workers), `hardware.gpus_per_node` to a node (nodes follow); with
 // `as_traced` the ranks stay where the run placed them, and the cluster has the node type's GPUs
 // to a node (`hardware.topology`), else the run's own. A count that does not divide the run's
-// ranks is an error. `exchange`'s algorithm and stack (replay_options). The other replay options
+// ranks is an error. `exchange`'s algorithm and stack (replay_options). With `gpus` (or
+// `nodes` of those GPUs per node) other than the run's ranks, the traced ranks stand for a job
+// of that many GPUs (ReplayOptions::world, checked by check_scale). The other replay options
 // are left at their defaults.
 model::Expected<ReplayOptions> replay_target(const trace::TraceDag& dag, HardwareSpec hardware,
                                              const ExchangeSpec& exchange, const Catalogs& catalogs,
-                                             bool as_traced);
+                                             bool as_traced, int gpus = 0, int nodes = 0);
 // What `dagsgd replay` asks of a traced run: a target fabric (`hardware.intra` and `inter`; both
 // empty: the run's own network, calibrated on its own collectives), the exchange's algorithm and
 // stack, the communication (modeled or measured) and the host CPU model. `given` names the options
@@ -124,6 +126,9 @@ struct ReplayRequest {
   bool measured_comm = false;
   int cpus = 0;
   int ranks_per_machine = 0;
+  // The job the traced ranks stand for on the target: its GPUs, or its nodes (0: as traced).
+  int gpus = 0;
+  int nodes = 0;
   std::vector<std::string> given;
 };
 // The combinations that cannot mean anything, before the run is read.
@@ -223,9 +228,23 @@ class TracedWorkload final : public Workload {
   int batch() const { return batch_; }                                 // 0: not known
   const std::string& batch_problem() const { return batch_problem_; }  // why it is not known
   int ranks() const { return dag_.ranks; }
+  // The ranks of the traced job (run_topology): a scenario of another GPU count (a whole
+  // multiple) scales the run (ReplayOptions::world).
+  int traced_world() const;
+  // The GPU counts a sweep scales the run to and its GPUs per node, for describe()
+  // (load_sweep_workload sets them from fit_grid_to_run's grid).
+  void set_scaled_counts(std::vector<int> counts, int gpus_per_node) {
+    scaled_counts_ = std::move(counts);
+    scaled_gpus_per_node_ = gpus_per_node;
+  }
 
  private:
   TracedWorkload() = default;
+  // Whether `s` scales the run, and the replay options of `s`.
+  bool scales(const Scenario& s) const;
+  ReplayOptions options_for(const Scenario& s) const;
+  std::vector<int> scaled_counts_;
+  int scaled_gpus_per_node_ = 0;
   trace::ImportedRun run_;
   trace::TraceDag dag_;
   int batch_ = 0;
@@ -236,10 +255,11 @@ class TracedWorkload final : public Workload {
 // that it fits the same reports: the iteration is the replay's mean after warm-up; compute
 // (traces do not always split forward from backward) goes to breakdown.forward, device copies
 // to h2d, host work and idle time to idle; the one-GPU reference is the replay with free
-// communication (weak scaling, compute unchanged). `batch` is per rank. With `keep_timeline`,
-// the last simulated iteration becomes the timeline.
+// communication (weak scaling, compute unchanged). `batch` is per rank, `workers` the GPUs that
+// run it (0: the trace's ranks). With `keep_timeline`, the last simulated iteration becomes the
+// timeline.
 PredictResult replay_as_prediction(const trace::TraceDag& tdag, const ReplayResult& r, int batch,
-                                   bool keep_timeline);
+                                   bool keep_timeline, int workers = 0);
 
 // "easgd:TAU,ALPHA" -> the configuration; "bsp" -> none.
 model::Expected<std::optional<EasgdConfig>> parse_sync(const std::string& sync);

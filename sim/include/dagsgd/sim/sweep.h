@@ -41,6 +41,8 @@ struct SweepGrid {
   std::string network_model = "auto";
   // The work budget: a grid of more points is refused before it is expanded.
   std::size_t max_points = kDefaultMaxSweepPoints;
+  // A traced run's GPU counts that scale it (fit_grid_to_run), for its description.
+  std::vector<int> scaled_gpus;
 };
 
 // One combination of the grid, by name.
@@ -83,9 +85,10 @@ model::Expected<std::vector<SweepPoint>> expand_grid(const SweepGrid& grid,
 // with the first value of every other dimension.
 std::vector<std::size_t> timeline_points(const std::vector<SweepPoint>& points);
 
-// A traced run replays its own ranks: the grid's GPU counts become its rank count (counts the
-// grid names, with `gpus_given`, must be just that one; the error says how many it has) and, unless
-// `gpus_per_node_given`, its GPUs per node the run's layout.
+// A traced run replays its own ranks unless the grid names other GPU counts (`gpus_given`): its
+// GPU counts become its rank count, else each count other than the run's ranks scales the run
+// (ReplayOptions::world; check_scale, the error names "--gpus N") and is listed in
+// grid.scaled_gpus. Unless `gpus_per_node_given`, its GPUs per node are the run's layout.
 model::Expected<void> fit_grid_to_run(SweepGrid& grid, const TracedWorkload& run, bool gpus_given,
                                       bool gpus_per_node_given);
 

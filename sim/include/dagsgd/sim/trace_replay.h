@@ -65,8 +65,28 @@ struct ReplayOptions {
   // With `cpus`: ranks per machine on the target, consecutive ranks together (0: as traced).
   int ranks_per_machine = 0;
   // The flow-level tier (with a target): the modeled collectives become transfers on this
-  // cluster's links, progressing together and sharing them; its GPU ranks are the run's ranks.
+  // cluster's links, progressing together and sharing them; its GPU ranks are the run's ranks
+  // (with `world`, the target's GPUs).
   std::shared_ptr<const ClusterTopology> cluster;
+  // The target's GPU count when the traced ranks stand for a larger job (0: the run's own
+  // ranks). `target` then has that many GPUs (nodes x GPUs per node), and the collectives are
+  // priced for the groups they would have there (check_scale, docs/communication.md): the whole
+  // traced world grows to `world`, a group of one rank per traced node to the target's nodes,
+  // a node-local group keeps its size, any other keeps its size and is named.
+  int world = 0;
+};
+
+// How a replay scaled to another GPU count (ReplayOptions::world) priced the traced groups.
+struct ScaleInfo {
+  int traced = 0;      // the ranks of the traced job; 0: not scaled
+  int gpus = 0;        // the target's
+  int grown = 0;       // collectives whose group grew (the whole world, one rank per traced node)
+  int node_local = 0;  // collectives that kept their size on one node
+  // Collectives that kept their traced size although neither node-local nor growing, by
+  // "allreduce of 3 ranks".
+  std::vector<std::pair<std::string, int>> kept;
+  // What the trace cannot say at the new scale, in one sentence.
+  std::string note;
 };
 
 // How the host CPUs were modeled (ReplayResult::cpu).
@@ -119,12 +139,30 @@ struct ReplayResult {
   std::vector<Straggler> stragglers;       // one per joined collective with a late rank
   std::string network_model = "analytic";  // "flow" with a cluster
   std::vector<LinkUse> busiest_links;      // flow tier: of the critical-path iteration
+  ScaleInfo scale;                         // with ReplayOptions::world
   SimResult sim;
 };
 
 // The collectives a replay kept measured because the model cannot price them, in one line
 // ("3 barrier: no plan in the model, 1 allgather: no recorded size"); "" when none.
 std::string unpriced_summary(const ReplayResult& r);
+
+// Whether `options.world` can scale `tdag`: communication modeled on a target of that many
+// GPUs, a whole multiple of the traced ranks, on which every node-local and replica group has
+// its place, and at least one collective that grows with the job (the whole traced world, or
+// one rank per traced node, with a recorded size). replay_trace checks it too.
+model::Expected<void> check_scale(const trace::TraceDag& tdag, const ReplayOptions& options);
+// Its first condition alone: `gpus` a whole multiple of the `traced` ranks.
+model::Expected<void> check_scale_count(int traced, int gpus);
+
+// The sentence a scaled replay's output carries (ScaleInfo::note): "scaled from 2 traced ranks
+// to 64: each traced rank's compute stands for 32 GPUs; per-rank noise at 64 GPUs is not in the
+// trace"; of several counts, "to 16, 64: ... for 8, 32 GPUs; ... at 16, 64 GPUs ...".
+std::string scale_note(int traced, const std::vector<int>& gpus);
+
+// The collectives a scaled replay kept at their traced group size, in one line ("3 allreduce
+// of 3 ranks"); "" when none.
+std::string kept_size_summary(const ScaleInfo& s);
 
 // `tdag` keeps measured durations; the replay works on a copy of the durations. Everything it
 // needs of the run is in the DAG (trace::TraceDag).
