@@ -13,7 +13,8 @@ using Interval = std::pair<model::Nanos, model::Nanos>;
 
 // Sorted, disjoint union of `v` (empty intervals dropped).
 inline std::vector<Interval> merge(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
+  // Spans gathered in start order are mostly sorted already.
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
   std::vector<Interval> out;
   for (const auto& iv : v) {
     if (iv.second <= iv.first) continue;
