@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "dagsgd/model/ssgd.h"
+#include "kineto_lookup.h"
 #include "trace_dag_builder.h"
 
 namespace dagsgd::trace::detail {
@@ -44,59 +45,6 @@ bool is_host_call(const ImportedEvent& e) {
   return e.category == EventCategory::kRuntime ||
          (e.category == EventCategory::kMpi && e.tid < 1000);
 }
-
-struct Labeled {
-  Nanos start, end;
-  Phase phase;
-};
-
-// How far back from an instant the search for an enclosing span looks: ops nest, so the nearest
-// enclosing one starts at most a few hundred spans back.
-constexpr std::size_t kLookBack = 256;
-
-// One thread's labeled spans by start, and per position k the latest end among the kLookBack
-// spans before it: whether any of them encloses an instant is one comparison (host gaps mostly
-// lie outside every op, where walking back the whole way was a fifth of building the DAG).
-struct Spans {
-  std::vector<Labeled> list;
-  std::vector<Nanos> reach;  // reach[k]: max end of list[max(0, k - kLookBack) .. k - 1]
-
-  void seal() {
-    reach.assign(list.size() + 1, INT64_MIN);
-    // A sliding-window maximum: the deque holds positions of decreasing ends.
-    std::vector<std::size_t> window(list.size());
-    std::size_t head = 0;
-    std::size_t tail = 0;
-    for (std::size_t k = 1; k <= list.size(); ++k) {
-      const std::size_t added = k - 1;
-      while (tail > head && list[window[tail - 1]].end <= list[added].end) --tail;
-      window[tail++] = added;
-      if (window[head] + kLookBack < k) ++head;
-      reach[k] = list[window[head]].end;
-    }
-  }
-  // The number of spans that start at or before t.
-  std::size_t started_by(Nanos t) const {
-    auto it = std::upper_bound(list.begin(), list.end(), t,
-                               [](Nanos x, const Labeled& l) { return x < l.start; });
-    return static_cast<std::size_t>(it - list.begin());
-  }
-};
-
-// Innermost labeled interval containing t on one thread (the nearest of the kLookBack spans
-// before t that still runs at t).
-Phase phase_at(const Spans& v, Nanos t) {
-  const std::size_t k = v.started_by(t);
-  if (v.reach[k] <= t) return Phase::kNone;
-  for (std::size_t i = k; i > 0 && k - i < kLookBack; --i) {
-    const Labeled& l = v.list[i - 1];
-    if (l.start <= t && t < l.end) return l.phase;
-  }
-  return Phase::kNone;
-}
-
-// Whether t lies inside one of the kLookBack spans that start before it.
-bool inside(const Spans& v, Nanos t) { return v.reach[v.started_by(t)] > t; }
 
 // What one rank's trace says before any task is made: its iterations, its main thread, and
 // per thread the phase labels and the ops that enclose host time.
@@ -358,8 +306,7 @@ class KinetoBuilder : public Builder {
       if (is_host_call(rank.events[ei])) threads[rank.events[ei].tid].push_back(ei);
     }
     if (scan.main_tid >= 0) threads[scan.main_tid];  // the main thread exists even without calls
-    launch_of_.clear();
-    record_event_.clear();
+    launches_.clear();
     for (const auto& [tid, evs] : threads) {
       ThreadChain chain(*this, ri, tid, scan);
       for (std::size_t ei : evs) {
@@ -385,8 +332,7 @@ class KinetoBuilder : public Builder {
     info.phase = e.category == EventCategory::kMpi ? Phase::kComm : chain.phase_at_time(e.ts);
     TaskId id = add(t, info);
     if (e.correlation >= 0) {
-      launch_of_[e.correlation] = id;
-      record_event_[e.correlation] = ei;
+      launches_.set(e.correlation, {id, ei});
     }
     if (e.category == EventCategory::kMpi && e.collective >= 0 &&
         classify_collective(rank.str(e.collective)) != CollectiveKind::kNone) {
@@ -415,7 +361,7 @@ class KinetoBuilder : public Builder {
       for (std::size_t ei : evs) {
         const auto& e = rank.events[ei];
         TaskId launch = model::kNoTask;
-        if (auto it = launch_of_.find(e.correlation); it != launch_of_.end()) launch = it->second;
+        if (const auto* call = launches_.find(e.correlation)) launch = call->task;
         Phase p = launch != model::kNoTask ? out_.tasks[static_cast<std::size_t>(launch)].phase
                                            : Phase::kNone;
         auto [t, info] = of_event(ri, ei, res);
@@ -543,8 +489,8 @@ class KinetoBuilder : public Builder {
       } else if (rec && rn == "Event Sync" && rank.detail(*rec).wait_on_corr >= 0 &&
                  rank.detail(*rec).wait_on_stream >= 0) {
         const EventDetail& wait = rank.detail(*rec);
-        auto r = record_event_.find(wait.wait_on_corr);
-        Nanos when = r != record_event_.end() ? rank.events[r->second].ts - run_.origin
+        const auto* r = launches_.find(wait.wait_on_corr);
+        Nanos when = r != nullptr ? rank.events[r->event].ts - run_.origin
                                               : info.measured_start;
         last_before(wait.wait_on_stream, when);
       } else {
@@ -801,8 +747,7 @@ class KinetoBuilder : public Builder {
   std::vector<Edge> extra_edges_;
   std::unordered_map<TaskId, TaskId> joined_;
   // The rank being built: correlation id -> its runtime call's task and event.
-  std::unordered_map<std::int64_t, TaskId> launch_of_;
-  std::unordered_map<std::int64_t, std::size_t> record_event_;
+  CorrelationTable launches_;
 };
 
 }  // namespace
