@@ -54,10 +54,32 @@ struct Spans {
   }
 };
 
+// A cursor over one thread's Spans for instants asked in time order (its gaps and calls, one
+// after another): the count of spans started by then walks on from the last answer instead of
+// searching the whole list (the searches missed the cache at every step), and is searched for
+// when the instant is earlier or far ahead.
+class SpanCursor {
+ public:
+  explicit SpanCursor(const Spans& spans) : spans_(spans) {}
+  const Spans& spans() const { return spans_; }
+  std::size_t started_by(Nanos t) {
+    const auto& l = spans_.list;
+    if (k_ > 0 && l[k_ - 1].start > t) return k_ = spans_.started_by(t);
+    for (int steps = 0; k_ < l.size() && l[k_].start <= t; ++steps) {
+      if (steps == 32) return k_ = spans_.started_by(t);
+      ++k_;
+    }
+    return k_;
+  }
+
+ private:
+  const Spans& spans_;
+  std::size_t k_ = 0;  // started_by() of the last instant asked
+};
+
 // Innermost labeled interval containing t on one thread (the nearest of the kLookBack spans
-// before t that still runs at t).
-inline Phase phase_at(const Spans& v, Nanos t) {
-  const std::size_t k = v.started_by(t);
+// before t that still runs at t); `k`: the spans that start at or before t.
+inline Phase phase_at(const Spans& v, Nanos t, std::size_t k) {
   if (v.reach[k] <= t) return Phase::kNone;
   for (std::size_t i = k; i > 0 && k - i < kLookBack; --i) {
     const Labeled& l = v.list[i - 1];
@@ -66,8 +88,10 @@ inline Phase phase_at(const Spans& v, Nanos t) {
   return Phase::kNone;
 }
 
+inline Phase phase_at(SpanCursor& c, Nanos t) { return phase_at(c.spans(), t, c.started_by(t)); }
+
 // Whether t lies inside one of the kLookBack spans that start before it.
-inline bool inside(const Spans& v, Nanos t) { return v.reach[v.started_by(t)] > t; }
+inline bool inside(SpanCursor& c, Nanos t) { return c.spans().reach[c.started_by(t)] > t; }
 
 // Correlation id -> the runtime call that carries it (its task and event; the last call with
 // the id wins), open-addressed: a std::unordered_map allocated, and later freed, a node per

@@ -291,8 +291,9 @@ class KinetoBuilder : public Builder {
     const RankScan& scan_;
     bool is_main_;
     model::ResourceId res_;
-    const Spans& labels_;
-    const Spans& ops_;
+    // Asked in time order; phase_at_time() is a question, the cursor only remembers.
+    mutable SpanCursor labels_;
+    SpanCursor ops_;
     std::vector<TaskId> seq_;
     Nanos cursor_;
     std::size_t next_step_ = 0;
