@@ -93,6 +93,26 @@ inline Phase phase_at(SpanCursor& c, Nanos t) { return phase_at(c.spans(), t, c.
 // Whether t lies inside one of the kLookBack spans that start before it.
 inline bool inside(SpanCursor& c, Nanos t) { return c.spans().reach[c.started_by(t)] > t; }
 
+// A std::map's operator[] for keys that mostly repeat the last one asked (a trace's events
+// come thread by thread in runs): that entry is remembered, as a map's entries stay put.
+template <typename Map>
+class LastEntry {
+ public:
+  explicit LastEntry(Map& map) : map_(map) {}
+  typename Map::mapped_type& operator[](const typename Map::key_type& key) {
+    if (entry_ == nullptr || key != key_) {
+      entry_ = &map_[key];
+      key_ = key;
+    }
+    return *entry_;
+  }
+
+ private:
+  Map& map_;
+  typename Map::key_type key_{};
+  typename Map::mapped_type* entry_ = nullptr;
+};
+
 // Correlation id -> the runtime call that carries it (its task and event; the last call with
 // the id wins), open-addressed: a std::unordered_map allocated, and later freed, a node per
 // launch, and its lookups per kernel missed the cache twice.

@@ -99,10 +99,11 @@ class KinetoBuilder : public Builder {
     std::map<std::int64_t, int> runtime_count;
     // Each thread's op and label lists at their final size, counted first, for the same reason.
     std::map<std::int64_t, std::pair<std::size_t, std::size_t>> per_thread;
+    LastEntry thread_counts(per_thread);
     for (const auto& e : rank.events) {
       if (e.gpu) continue;
       if (e.category == EventCategory::kCpuOp || e.category == EventCategory::kAnnotation) {
-        auto& [ops, labels] = per_thread[e.tid];
+        auto& [ops, labels] = thread_counts[e.tid];
         ++ops;
         ++labels;  // at most one label per op or annotation
       }
@@ -114,6 +115,9 @@ class KinetoBuilder : public Builder {
     label_phase_.assign(rank.strings.size(), kUnknownPhase);
     name_facts_.assign(rank.strings.size(), 0);
     scanned_ = &rank;
+    LastEntry calls(runtime_count);
+    LastEntry ops_at(s.ops);
+    LastEntry labels_at(s.labels);
     for (const auto& e : rank.events) {
       if (e.gpu) continue;
       const std::string& n = rank.str(e.name);
@@ -126,13 +130,13 @@ class KinetoBuilder : public Builder {
         }
         continue;
       }
-      if (is_host_call(e)) runtime_count[e.tid]++;
+      if (is_host_call(e)) calls[e.tid]++;
       if (e.category == EventCategory::kCpuOp || e.category == EventCategory::kAnnotation) {
-        s.ops[e.tid].list.push_back({e.ts, e.ts + e.dur, Phase::kNone});
+        ops_at[e.tid].list.push_back({e.ts, e.ts + e.dur, Phase::kNone});
       }
       if (e.category == EventCategory::kAnnotation || e.category == EventCategory::kCpuOp) {
         const Phase p = e.phase != Phase::kNone ? e.phase : label_phase(e.name, n);
-        if (p != Phase::kNone) s.labels[e.tid].list.push_back({e.ts, e.ts + e.dur, p});
+        if (p != Phase::kNone) labels_at[e.tid].list.push_back({e.ts, e.ts + e.dur, p});
       }
     }
     for (auto& [tid, spans] : s.ops) spans.seal();
@@ -303,8 +307,9 @@ class KinetoBuilder : public Builder {
   void build_host_threads(std::size_t ri, const RankScan& scan) {
     const auto& rank = run_.ranks[ri];
     std::map<std::int64_t, std::vector<std::size_t>> threads;
+    LastEntry calls_of(threads);
     for (std::size_t ei = 0; ei < rank.events.size(); ++ei) {
-      if (is_host_call(rank.events[ei])) threads[rank.events[ei].tid].push_back(ei);
+      if (is_host_call(rank.events[ei])) calls_of[rank.events[ei].tid].push_back(ei);
     }
     if (scan.main_tid >= 0) threads[scan.main_tid];  // the main thread exists even without calls
     launches_.clear();
@@ -348,16 +353,18 @@ class KinetoBuilder : public Builder {
   void build_streams(std::size_t ri, const RankScan& scan) {
     const auto& rank = run_.ranks[ri];
     std::map<std::int64_t, std::vector<std::size_t>> streams;
+    LastEntry ops_of(streams);
     for (std::size_t ei = 0; ei < rank.events.size(); ++ei) {
       const auto& e = rank.events[ei];
       if (e.category == EventCategory::kKernel || e.category == EventCategory::kMemcpy ||
           e.category == EventCategory::kMemset) {
-        streams[e.tid].push_back(ei);
+        ops_of[e.tid].push_back(ei);
       }
     }
     auto& stream_ops = stream_ops_[ri];
     for (auto& [sid, evs] : streams) {
       auto res = resource("rank" + std::to_string(ri) + ".stream" + std::to_string(sid));
+      auto& launched_ops = stream_ops[sid];
       std::vector<TaskId> seq;
       for (std::size_t ei : evs) {
         const auto& e = rank.events[ei];
@@ -378,7 +385,7 @@ class KinetoBuilder : public Builder {
         Nanos launched = launch != model::kNoTask
                              ? out_.tasks[static_cast<std::size_t>(launch)].measured_start
                              : e.ts - run_.origin;
-        stream_ops[sid].push_back({launched, id});
+        launched_ops.push_back({launched, id});
         if (nccl) per_rank_comm_[ri].push_back(id);
       }
       chains_.push_back(std::move(seq));
