@@ -61,7 +61,9 @@ std::string bound_of(const std::vector<PathShare>& path) {
 // Sorts `spans` by start. They come as a few sorted runs (one per thread or stream, each in
 // time order): runs are merged pairwise, in about log2(runs) passes rather than a full sort.
 void sort_runs(std::vector<std::pair<Cls, Interval>>& spans) {
-  const auto by_start = [](const auto& a, const auto& b) { return a.second.first < b.second.first; };
+  const auto by_start = [](const auto& a, const auto& b) {
+    return a.second.first < b.second.first;
+  };
   std::vector<std::size_t> bounds{0};
   for (std::size_t i = 1; i < spans.size(); ++i) {
     if (by_start(spans[i], spans[i - 1])) bounds.push_back(i);
@@ -127,8 +129,8 @@ std::vector<std::vector<RankTime>> iteration_breakdowns(
       t.rank = r;
       std::vector<Interval> cls[4];
       std::vector<Interval> all;
-      const auto from = static_cast<std::size_t>(
-          std::upper_bound(reach.begin(), reach.end(), lo) - reach.begin());
+      const auto from = static_cast<std::size_t>(std::upper_bound(reach.begin(), reach.end(), lo) -
+                                                 reach.begin());
       for (std::size_t i = from; i < spans.size() && spans[i].second.first < hi; ++i) {
         const auto& [c, iv] = spans[i];
         Interval x{std::max(iv.first, lo), std::min(iv.second, hi)};

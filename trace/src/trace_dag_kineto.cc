@@ -498,8 +498,7 @@ class KinetoBuilder : public Builder {
                  rank.detail(*rec).wait_on_stream >= 0) {
         const EventDetail& wait = rank.detail(*rec);
         const auto* r = launches_.find(wait.wait_on_corr);
-        Nanos when = r != nullptr ? rank.events[r->event].ts - run_.origin
-                                              : info.measured_start;
+        Nanos when = r != nullptr ? rank.events[r->event].ts - run_.origin : info.measured_start;
         last_before(wait.wait_on_stream, when);
       } else {
         device = true;

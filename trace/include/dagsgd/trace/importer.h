@@ -37,10 +37,10 @@ const char* category_name(EventCategory c);
 // process group, and a cuda_sync record's wait. Kept apart (ImportedRank::details) so that the
 // event table, which a large trace fills with millions of events, stays at 80 bytes an event.
 struct EventDetail {
-  std::int64_t out_bytes = -1;     // NCCL Out msg nelems × dtype size (-1: not recorded)
-  std::int64_t wait_on_corr = -1;  // cuda_sync Event Sync: the cudaEventRecord it waits for
-  std::int32_t algorithm = -1;     // string index: args.algorithm
-  std::int32_t group_ranks = -1;   // string index: NCCL "Process Group Ranks" as written
+  std::int64_t out_bytes = -1;       // NCCL Out msg nelems × dtype size (-1: not recorded)
+  std::int64_t wait_on_corr = -1;    // cuda_sync Event Sync: the cudaEventRecord it waits for
+  std::int32_t algorithm = -1;       // string index: args.algorithm
+  std::int32_t group_ranks = -1;     // string index: NCCL "Process Group Ranks" as written
   std::int32_t wait_on_stream = -1;  // cuda_sync: stream waited on (-1: device/context)
 };
 
