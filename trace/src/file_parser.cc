@@ -71,15 +71,13 @@ void advise_huge_pages(void* data, std::size_t bytes) {
   }
 }
 
-// The order of the event table: by start, the longer first, then as read. (Function objects
-// rather than functions: std::sort called through a function pointer for every comparison.)
+// The order of the event table: by start, the longer first, then as read (lambdas: sorts inline).
 constexpr auto event_before = [](const ImportedEvent& a, const ImportedEvent& b) {
   if (a.ts != b.ts) return a.ts < b.ts;
   return a.dur > b.dur;
 };
 
-// What the sort moves instead of 80-byte events; the index keeps equal events in file order, as
-// a stable sort would.
+// What the sort moves instead of events; the index keeps equal events in file order (stable).
 struct SortKey {
   Nanos ts;
   Nanos dur;
@@ -256,11 +254,10 @@ class FileParser final : public EventSink {
     for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = intern(o.rank_.strings[i]);
     auto id = [&](std::int32_t s) { return s >= 0 ? ids[static_cast<std::size_t>(s)] : s; };
     // The second part's events stay in their table until finish() gathers both (or appends it).
-    const auto details = static_cast<std::int32_t>(rank_.details.size());
     for (ImportedEvent& e : o.rank_.events) {
       e.name = id(e.name);
       e.collective = id(e.collective);
-      if (e.detail >= 0) e.detail += details;
+      if (e.detail >= 0) e.detail += static_cast<std::int32_t>(rank_.details.size());
     }
     for (EventDetail& d : o.rank_.details) {
       d.algorithm = id(d.algorithm);
@@ -541,8 +538,7 @@ class FileParser final : public EventSink {
     out.correlation = e.correlation;
     out.name = intern(e.name);
     if (!e.collective.empty()) out.collective = intern(e.collective);
-    // The rarer fields, interned in the order the table had them in (names first seen, first
-    // numbered), and stored only when one of them is set.
+    // The rarer fields (interned in the order they always were), stored when one is set.
     EventDetail d;
     if (!e.algorithm.empty()) d.algorithm = intern(e.algorithm);
     out.bytes = e.bytes;
@@ -712,8 +708,7 @@ void FileParser::finish(char* scratch, std::size_t scratch_bytes) {
   // then the walk's (text and table) and no more.
   static_assert(std::is_trivially_copyable_v<SortKey> &&
                 std::is_trivially_copyable_v<ImportedEvent>);
-  static_assert(sizeof(SortKey) % alignof(ImportedEvent) == 0);
-  static_assert(sizeof(ImportedEvent) <= 80, "the event table's size per event (EventDetail)");
+  static_assert(sizeof(SortKey) % alignof(ImportedEvent) == 0 && sizeof(ImportedEvent) <= 80);
   if (scratch != nullptr && scratch_bytes / (sizeof(SortKey) + sizeof(ImportedEvent)) >= n &&
       reinterpret_cast<std::uintptr_t>(scratch) % alignof(SortKey) == 0) {
     auto* keys = reinterpret_cast<SortKey*>(scratch);
