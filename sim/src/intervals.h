@@ -13,7 +13,10 @@ using Interval = std::pair<model::Nanos, model::Nanos>;
 
 // Sorted, disjoint union of `v` (empty intervals dropped).
 inline std::vector<Interval> merge(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
+  // The union needs the spans by start only (ties in any order); spans gathered in start order
+  // need no sort.
+  const auto by_start = [](const Interval& a, const Interval& b) { return a.first < b.first; };
+  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end());
   std::vector<Interval> out;
   for (const auto& iv : v) {
     if (iv.second <= iv.first) continue;

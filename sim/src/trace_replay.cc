@@ -107,7 +107,7 @@ model::Expected<model::Dag> host_cpu_dag(const TraceDag& td, const ReplayOptions
 // together.
 model::Expected<SimResult> simulate_scaled(const TraceDag& td, const model::Dag& base,
                                            const detail::CollectiveTimes& times, double comm_scale,
-                                           const ReplayOptions& options,
+                                           const ReplayOptions& options, Engine& engine,
                                            std::unique_ptr<FlowNetwork>* network = nullptr) {
   model::Dag dag = base;
   auto scaled = [comm_scale](Nanos d) {
@@ -143,7 +143,9 @@ model::Expected<SimResult> simulate_scaled(const TraceDag& td, const model::Dag&
       }
     }
   }
-  auto r = simulate(dag, net.get());
+  SimResult r;
+  auto status = engine.run(dag, r, net.get());
+  if (!status.ok()) return status.error();
   if (network != nullptr) *network = std::move(net);
   return r;
 }
@@ -223,7 +225,9 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
     return model::Error{"the flow-level tier replays onto a target fabric (give one)"};
   }
   std::unique_ptr<FlowNetwork> network;
-  auto base_sim = simulate_scaled(td, base_dag, *times, 1.0, options, &network);
+  // One engine for the three runs: it keeps its tables, which are large for a large trace.
+  Engine engine;
+  auto base_sim = simulate_scaled(td, base_dag, *times, 1.0, options, engine, &network);
   if (!base_sim) return base_sim.error();
   out.sim = std::move(*base_sim);
   out.predicted_iteration = detail::sim_iterations(td, out.sim);
@@ -233,7 +237,7 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
                   ? (out.predicted_mean_s - out.measured_mean_s) / out.measured_mean_s
                   : 0;
   for (double scale : {0.0, 0.5}) {
-    auto s = simulate_scaled(td, base_dag, *times, scale, options);
+    auto s = simulate_scaled(td, base_dag, *times, scale, options, engine);
     if (!s) return s.error();
     double m = detail::mean_s(detail::sim_iterations(td, *s), out.warmup);
     double rel = out.predicted_mean_s > 0 ? (m - out.predicted_mean_s) / out.predicted_mean_s : 0;

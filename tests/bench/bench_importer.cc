@@ -91,7 +91,7 @@ void BM_ImportKineto(benchmark::State& state) {
   state.counters["peak_over_input"] = peak_ratio;
 }
 // Arguments: copies, threads (0: as an import chooses: two for a large text on two cores or more,
-// one under 32 MiB while another job holds a core;
+// one under 128 MiB while another job holds a core;
 // 1: one). Throughput is per wall-clock second: a second thread's CPU time is not the caller's.
 BENCHMARK(BM_ImportKineto)
     ->ArgsProduct({{1, 8, 32}, {0, 1}})

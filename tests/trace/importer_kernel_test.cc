@@ -32,13 +32,15 @@ std::string dump(const model::Expected<ImportedRank>& r, const FileReport& rep) 
   for (const auto& s : r->strings) o << "s " << s << "\n";
   for (const auto& [tid, name] : r->thread_names) o << "thread " << tid << " " << name << "\n";
   for (const auto& e : r->events) {
+    const EventDetail& d = r->detail(e);
     o << e.ts << " " << e.dur << " " << e.tid << " " << e.correlation << " " << e.bytes << " "
-      << e.wait_on_corr << " " << e.name << " " << e.collective << " " << e.algorithm << " "
+      << d.wait_on_corr << " " << e.name << " " << e.collective << " " << d.algorithm << " "
       << e.layer << " " << e.iteration << " " << e.bucket << " " << e.group_size << " "
-      << e.wait_on_stream << " " << e.device << " " << static_cast<int>(e.category) << " "
-      << static_cast<int>(e.phase) << " " << e.gpu << " " << e.out_bytes << " " << e.group_ranks
-      << " " << e.launch << "\n";
+      << d.wait_on_stream << " " << e.device << " " << static_cast<int>(e.category) << " "
+      << static_cast<int>(e.phase) << " " << e.gpu << " " << d.out_bytes << " " << d.group_ranks
+      << " " << e.launch << " " << e.detail << "\n";
   }
+  o << "details " << r->details.size() << "\n";
   o << "report " << rep.bytes << " " << rep.events << " " << rep.complete_events << " "
     << rep.flows_matched << " " << rep.flows_unmatched << " " << rep.flows_end_only << " "
     << rep.metadata << " " << rep.truncated << " " << rep.dropped_bytes << " "

@@ -108,8 +108,8 @@ TEST(Importer, EventSyncTraceHasSyncRecordsAndFlows) {
   for (const auto& e : run.ranks[0].events) {
     if (e.category == EventCategory::kSync && run.ranks[0].str(e.name) == "Event Sync") {
       ++event_syncs;
-      EXPECT_EQ(e.wait_on_corr, 1533);
-      EXPECT_EQ(e.wait_on_stream, 7);
+      EXPECT_EQ(run.ranks[0].detail(e).wait_on_corr, 1533);
+      EXPECT_EQ(run.ranks[0].detail(e).wait_on_stream, 7);
     }
   }
   EXPECT_EQ(event_syncs, 2);

@@ -71,25 +71,24 @@ void advise_huge_pages(void* data, std::size_t bytes) {
   }
 }
 
-// The order of the event table: by start, the longer first, then as read.
-bool event_before(const ImportedEvent& a, const ImportedEvent& b) {
+// The order of the event table: by start, the longer first, then as read (lambdas: sorts inline).
+constexpr auto event_before = [](const ImportedEvent& a, const ImportedEvent& b) {
   if (a.ts != b.ts) return a.ts < b.ts;
   return a.dur > b.dur;
-}
+};
 
-// What the sort moves instead of 112-byte events; the index keeps equal events in file order, as
-// a stable sort would.
+// What the sort moves instead of events; the index keeps equal events in file order (stable).
 struct SortKey {
   Nanos ts;
   Nanos dur;
   std::size_t index;
 };
 
-bool key_less(const SortKey& a, const SortKey& b) {
+constexpr auto key_less = [](const SortKey& a, const SortKey& b) {
   if (a.ts != b.ts) return a.ts < b.ts;
   if (a.dur != b.dur) return a.dur > b.dur;
   return a.index < b.index;
-}
+};
 
 // The order of `events` as sorted keys; none when they are in order already.
 std::vector<SortKey> part_order(const std::vector<ImportedEvent>& events) {
@@ -258,8 +257,12 @@ class FileParser final : public EventSink {
     for (ImportedEvent& e : o.rank_.events) {
       e.name = id(e.name);
       e.collective = id(e.collective);
-      e.algorithm = id(e.algorithm);
-      e.group_ranks = id(e.group_ranks);
+      if (e.detail >= 0) e.detail += static_cast<std::int32_t>(rank_.details.size());
+    }
+    for (EventDetail& d : o.rank_.details) {
+      d.algorithm = id(d.algorithm);
+      d.group_ranks = id(d.group_ranks);
+      rank_.details.push_back(d);
     }
     second_events_ = std::move(o.rank_.events);
     o.flows_.each([&](const FlowKey& key, const std::pair<int, int>& se) {
@@ -535,20 +538,27 @@ class FileParser final : public EventSink {
     out.correlation = e.correlation;
     out.name = intern(e.name);
     if (!e.collective.empty()) out.collective = intern(e.collective);
-    if (!e.algorithm.empty()) out.algorithm = intern(e.algorithm);
+    // The rarer fields (interned in the order they always were), stored when one is set.
+    EventDetail d;
+    if (!e.algorithm.empty()) d.algorithm = intern(e.algorithm);
     out.bytes = e.bytes;
     if (e.nelems >= 0 || e.out_nelems >= 0) {
       const int sz = dtype_size(e.dtype) > 0 ? dtype_size(e.dtype) : 4;
       if (e.nelems >= 0) out.bytes = e.nelems * sz;
-      if (e.out_nelems >= 0) out.out_bytes = e.out_nelems * sz;
+      if (e.out_nelems >= 0) d.out_bytes = e.out_nelems * sz;
     }
-    if (!e.group_ranks.empty()) out.group_ranks = intern(e.group_ranks);
+    if (!e.group_ranks.empty()) d.group_ranks = intern(e.group_ranks);
+    d.wait_on_corr = e.wait_corr;
+    d.wait_on_stream = e.wait_stream >= 0 ? static_cast<std::int32_t>(e.wait_stream) : -1;
+    if (d.algorithm >= 0 || d.out_bytes != -1 || d.group_ranks >= 0 || d.wait_on_corr != -1 ||
+        d.wait_on_stream >= 0) {
+      out.detail = static_cast<std::int32_t>(rank_.details.size());
+      rank_.details.push_back(d);
+    }
     out.layer = static_cast<std::int32_t>(e.layer);
     out.iteration = static_cast<std::int32_t>(e.iteration);
     out.bucket = static_cast<std::int32_t>(e.bucket);
     out.group_size = static_cast<std::int32_t>(e.group_size);
-    out.wait_on_corr = e.wait_corr;
-    out.wait_on_stream = e.wait_stream >= 0 ? static_cast<std::int32_t>(e.wait_stream) : -1;
     out.device = static_cast<std::int32_t>(e.device);
     if (!e.grid.empty() || !e.block.empty()) out.launch = launch_hash(e.grid, e.block);
     out.phase = e.phase.empty() ? Phase::kNone : phase_from_name(std::string(e.phase));
@@ -698,7 +708,7 @@ void FileParser::finish(char* scratch, std::size_t scratch_bytes) {
   // then the walk's (text and table) and no more.
   static_assert(std::is_trivially_copyable_v<SortKey> &&
                 std::is_trivially_copyable_v<ImportedEvent>);
-  static_assert(sizeof(SortKey) % alignof(ImportedEvent) == 0);
+  static_assert(sizeof(SortKey) % alignof(ImportedEvent) == 0 && sizeof(ImportedEvent) <= 80);
   if (scratch != nullptr && scratch_bytes / (sizeof(SortKey) + sizeof(ImportedEvent)) >= n &&
       reinterpret_cast<std::uintptr_t>(scratch) % alignof(SortKey) == 0) {
     auto* keys = reinterpret_cast<SortKey*>(scratch);

@@ -94,8 +94,10 @@ constexpr std::size_t kSplitBytes = 8 * detail::kWindowBytes;
 
 // With another job on one of two cores, the second thread gets a core's share only as the
 // scheduler moves the three around, which it does over tens of milliseconds: a shorter read on
-// two threads waits for the slower half, and is slower than one.
-constexpr std::size_t kSplitBusyBytes = 32 * detail::kWindowBytes;
+// two threads waits for the slower half, and is slower than one. With `yes` on one core, one
+// thread read 78 MB faster than two (928 against 880 MiB/s) and two read 313 MB faster than one
+// (947 against 887 MiB/s; docs/performance.md): the line lies between.
+constexpr std::size_t kSplitBusyBytes = 128 * detail::kWindowBytes;
 
 // Whether ImportOptions::threads 0 reads a text of `size` bytes on two threads: long enough,
 // with two cores to run on, and either both idle now or the text long enough to share one.

@@ -87,6 +87,29 @@ std::string traced_algorithm(const ImportedRun& run) {
   return "";
 }
 
+// Whether the finalized `dag` has no cycle: Kahn's algorithm over its successor lists, which
+// finalize() built already (Dag::topological_order builds a Boost graph and sorts by depth-first
+// search: 6% of `analyze` of a 313 MB run, to learn only that there is no loop).
+bool acyclic(const model::Dag& dag) {
+  const auto n = static_cast<model::TaskId>(dag.task_count());
+  std::vector<std::int32_t> waiting(static_cast<std::size_t>(n));
+  std::vector<model::TaskId> ready;
+  for (model::TaskId t = 0; t < n; ++t) {
+    waiting[static_cast<std::size_t>(t)] = dag.in_degree(t);
+    if (dag.in_degree(t) == 0) ready.push_back(t);
+  }
+  std::size_t done = 0;
+  while (!ready.empty()) {
+    const model::TaskId t = ready.back();
+    ready.pop_back();
+    ++done;
+    for (const model::TaskId* s = dag.succ_begin(t); s != dag.succ_end(t); ++s) {
+      if (--waiting[static_cast<std::size_t>(*s)] == 0) ready.push_back(*s);
+    }
+  }
+  return done == static_cast<std::size_t>(n);
+}
+
 }  // namespace
 
 const char* trace_mode_name(TraceMode m) { return m == TraceMode::kSsgd ? "ssgd" : "kineto"; }
@@ -132,9 +155,12 @@ model::Expected<TraceDag> build_trace_dag(const ImportedRun& run) {
   out.dag.finalize();
   // Flows, launches and syncs whose times contradict each other (a kernel launched after the
   // sync that waits for it) can close a loop; every consumer (replay, export) needs an order.
-  if (auto order = out.dag.topological_order(); !order) {
-    return model::Error{"'" + run.path + "': " + order.error().message +
-                        " (the trace's launches, flows and syncs contradict each other)"};
+  if (!acyclic(out.dag)) {
+    // The order's error names a task on the cycle.
+    if (auto order = out.dag.topological_order(); !order) {
+      return model::Error{"'" + run.path + "': " + order.error().message +
+                          " (the trace's launches, flows and syncs contradict each other)"};
+    }
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "dagsgd/model/ssgd.h"
+#include "kineto_lookup.h"
 #include "trace_dag_builder.h"
 
 namespace dagsgd::trace::detail {
@@ -45,45 +46,13 @@ bool is_host_call(const ImportedEvent& e) {
          (e.category == EventCategory::kMpi && e.tid < 1000);
 }
 
-struct Labeled {
-  Nanos start, end;
-  Phase phase;
-};
-
-// Innermost labeled interval containing t on one thread.
-Phase phase_at(const std::vector<Labeled>& v, Nanos t) {
-  auto it = std::upper_bound(v.begin(), v.end(), t,
-                             [](Nanos x, const Labeled& l) { return x < l.start; });
-  int steps = 0;
-  while (it != v.begin() && steps++ < 256) {
-    --it;
-    if (it->start <= t && t < it->end) return it->phase;
-  }
-  return Phase::kNone;
-}
-
-// Whether t lies inside one of the (start-sorted) intervals; ops nest, so the nearest enclosing
-// one starts at most a few hundred intervals back.
-bool inside(const std::vector<Labeled>& v, Nanos t) {
-  auto it = std::upper_bound(v.begin(), v.end(), t,
-                             [](Nanos x, const Labeled& l) { return x < l.start; });
-  Nanos reach = INT64_MIN;
-  int steps = 0;
-  while (it != v.begin() && steps++ < 256) {
-    --it;
-    reach = std::max(reach, it->end);
-    if (reach > t) return true;
-  }
-  return false;
-}
-
 // What one rank's trace says before any task is made: its iterations, its main thread, and
 // per thread the phase labels and the ops that enclose host time.
 struct RankScan {
   std::vector<std::pair<Nanos, Nanos>> steps;  // ProfilerStep (or the whole main thread)
   std::int64_t main_tid = -1;
-  std::map<std::int64_t, std::vector<Labeled>> labels;
-  std::map<std::int64_t, std::vector<Labeled>> ops;  // every op/annotation but ProfilerStep
+  std::map<std::int64_t, Spans> labels;
+  std::map<std::int64_t, Spans> ops;  // every op/annotation but ProfilerStep
 
   int iteration_of(Nanos t) const {
     if (steps.empty()) return 0;
@@ -130,18 +99,25 @@ class KinetoBuilder : public Builder {
     std::map<std::int64_t, int> runtime_count;
     // Each thread's op and label lists at their final size, counted first, for the same reason.
     std::map<std::int64_t, std::pair<std::size_t, std::size_t>> per_thread;
+    LastEntry thread_counts(per_thread);
     for (const auto& e : rank.events) {
       if (e.gpu) continue;
       if (e.category == EventCategory::kCpuOp || e.category == EventCategory::kAnnotation) {
-        auto& [ops, labels] = per_thread[e.tid];
+        auto& [ops, labels] = thread_counts[e.tid];
         ++ops;
         ++labels;  // at most one label per op or annotation
       }
     }
     for (const auto& [tid, n] : per_thread) {
-      s.ops[tid].reserve(n.first);
-      s.labels[tid].reserve(n.second);
+      s.ops[tid].list.reserve(n.first);
+      s.labels[tid].list.reserve(n.second);
     }
+    label_phase_.assign(rank.strings.size(), kUnknownPhase);
+    name_facts_.assign(rank.strings.size(), 0);
+    scanned_ = &rank;
+    LastEntry calls(runtime_count);
+    LastEntry ops_at(s.ops);
+    LastEntry labels_at(s.labels);
     for (const auto& e : rank.events) {
       if (e.gpu) continue;
       const std::string& n = rank.str(e.name);
@@ -154,16 +130,17 @@ class KinetoBuilder : public Builder {
         }
         continue;
       }
-      if (is_host_call(e)) runtime_count[e.tid]++;
+      if (is_host_call(e)) calls[e.tid]++;
       if (e.category == EventCategory::kCpuOp || e.category == EventCategory::kAnnotation) {
-        s.ops[e.tid].push_back({e.ts, e.ts + e.dur, Phase::kNone});
+        ops_at[e.tid].list.push_back({e.ts, e.ts + e.dur, Phase::kNone});
       }
-      Phase p = e.phase != Phase::kNone ? e.phase : phase_of_label(n, e.category);
-      if (p != Phase::kNone &&
-          (e.category == EventCategory::kAnnotation || e.category == EventCategory::kCpuOp)) {
-        s.labels[e.tid].push_back({e.ts, e.ts + e.dur, p});
+      if (e.category == EventCategory::kAnnotation || e.category == EventCategory::kCpuOp) {
+        const Phase p = e.phase != Phase::kNone ? e.phase : label_phase(e.name, n);
+        if (p != Phase::kNone) labels_at[e.tid].list.push_back({e.ts, e.ts + e.dur, p});
       }
     }
+    for (auto& [tid, spans] : s.ops) spans.seal();
+    for (auto& [tid, spans] : s.labels) spans.seal();
     if (s.main_tid < 0) {
       int best = -1;
       for (const auto& [tid, n] : runtime_count) {
@@ -191,6 +168,36 @@ class KinetoBuilder : public Builder {
       }
     }
     return s;
+  }
+
+  // What a cpu_op's or annotation's name says of its phase, once per name of the rank.
+  Phase label_phase(std::int32_t name, const std::string& n) {
+    auto& slot = label_phase_[static_cast<std::size_t>(name)];
+    if (slot == kUnknownPhase) {
+      slot = static_cast<std::uint8_t>(phase_of_label(n, EventCategory::kCpuOp));
+    }
+    return static_cast<Phase>(slot);
+  }
+
+  // What the rank's name `name` says (the bits below), worked out once per name: kernel names
+  // run to hundreds of bytes and were searched for five words at every launch.
+  static constexpr std::uint8_t kFactsKnown = 1, kSyncCall = 2, kNcclKernel = 4, kBackwardName = 8,
+                                kHtoD = 16, kEventRecord = 32, kStreamWaitEvent = 64;
+  std::uint8_t name_facts(std::int32_t name) {
+    auto& slot = name_facts_[static_cast<std::size_t>(name)];
+    if (slot != 0) return slot;
+    const std::string& n = scanned_->str(name);
+    slot = kFactsKnown;
+    if (is_sync_call(n)) slot |= kSyncCall;
+    if (is_nccl_kernel(n)) slot |= kNcclKernel;
+    if (contains(n, "backward") || contains(n, "Backward") || contains(n, "_bw_") ||
+        contains(n, "wgrad") || contains(n, "dgrad")) {
+      slot |= kBackwardName;
+    }
+    if (contains(n, "HtoD")) slot |= kHtoD;
+    if (n == "cudaEventRecord") slot |= kEventRecord;
+    if (n == "cudaStreamWaitEvent") slot |= kStreamWaitEvent;
+    return slot;
   }
 
   // One thread's calls in program order with the host time between them as gap tasks; on the
@@ -233,9 +240,8 @@ class KinetoBuilder : public Builder {
     std::vector<TaskId> take() { return std::move(seq_); }
 
    private:
-    static const std::vector<Labeled>& label_list(
-        const std::map<std::int64_t, std::vector<Labeled>>& m, std::int64_t tid) {
-      static const std::vector<Labeled> kEmpty;
+    static const Spans& label_list(const std::map<std::int64_t, Spans>& m, std::int64_t tid) {
+      static const Spans kEmpty{{}, {INT64_MIN}};
       auto it = m.find(tid);
       return it == m.end() ? kEmpty : it->second;
     }
@@ -289,8 +295,9 @@ class KinetoBuilder : public Builder {
     const RankScan& scan_;
     bool is_main_;
     model::ResourceId res_;
-    const std::vector<Labeled>& labels_;
-    const std::vector<Labeled>& ops_;
+    // Asked in time order; phase_at_time() is a question, the cursor only remembers.
+    mutable SpanCursor labels_;
+    SpanCursor ops_;
     std::vector<TaskId> seq_;
     Nanos cursor_;
     std::size_t next_step_ = 0;
@@ -300,12 +307,12 @@ class KinetoBuilder : public Builder {
   void build_host_threads(std::size_t ri, const RankScan& scan) {
     const auto& rank = run_.ranks[ri];
     std::map<std::int64_t, std::vector<std::size_t>> threads;
+    LastEntry calls_of(threads);
     for (std::size_t ei = 0; ei < rank.events.size(); ++ei) {
-      if (is_host_call(rank.events[ei])) threads[rank.events[ei].tid].push_back(ei);
+      if (is_host_call(rank.events[ei])) calls_of[rank.events[ei].tid].push_back(ei);
     }
     if (scan.main_tid >= 0) threads[scan.main_tid];  // the main thread exists even without calls
-    launch_of_.clear();
-    record_event_.clear();
+    launches_.clear();
     for (const auto& [tid, evs] : threads) {
       ThreadChain chain(*this, ri, tid, scan);
       for (std::size_t ei : evs) {
@@ -331,15 +338,14 @@ class KinetoBuilder : public Builder {
     info.phase = e.category == EventCategory::kMpi ? Phase::kComm : chain.phase_at_time(e.ts);
     TaskId id = add(t, info);
     if (e.correlation >= 0) {
-      launch_of_[e.correlation] = id;
-      record_event_[e.correlation] = ei;
+      launches_.set(e.correlation, {id, ei});
     }
     if (e.category == EventCategory::kMpi && e.collective >= 0 &&
         classify_collective(rank.str(e.collective)) != CollectiveKind::kNone) {
       out_.dag.mutable_task(id).kind = TaskKind::kComm;
       per_rank_comm_[ri].push_back(id);
     }
-    if (is_sync_call(rank.str(e.name))) sync_calls_.push_back({ri, id, ei});
+    if (name_facts(e.name) & kSyncCall) sync_calls_.push_back({ri, id, ei});
     return id;
   }
 
@@ -347,28 +353,31 @@ class KinetoBuilder : public Builder {
   void build_streams(std::size_t ri, const RankScan& scan) {
     const auto& rank = run_.ranks[ri];
     std::map<std::int64_t, std::vector<std::size_t>> streams;
+    LastEntry ops_of(streams);
     for (std::size_t ei = 0; ei < rank.events.size(); ++ei) {
       const auto& e = rank.events[ei];
       if (e.category == EventCategory::kKernel || e.category == EventCategory::kMemcpy ||
           e.category == EventCategory::kMemset) {
-        streams[e.tid].push_back(ei);
+        ops_of[e.tid].push_back(ei);
       }
     }
     auto& stream_ops = stream_ops_[ri];
     for (auto& [sid, evs] : streams) {
       auto res = resource("rank" + std::to_string(ri) + ".stream" + std::to_string(sid));
+      auto& launched_ops = stream_ops[sid];
       std::vector<TaskId> seq;
       for (std::size_t ei : evs) {
         const auto& e = rank.events[ei];
         TaskId launch = model::kNoTask;
-        if (auto it = launch_of_.find(e.correlation); it != launch_of_.end()) launch = it->second;
+        if (const auto* call = launches_.find(e.correlation)) launch = call->task;
         Phase p = launch != model::kNoTask ? out_.tasks[static_cast<std::size_t>(launch)].phase
                                            : Phase::kNone;
         auto [t, info] = of_event(ri, ei, res);
         t.iteration = launch != model::kNoTask ? out_.dag.task(launch).iteration
                                                : clamp_iter(scan.iteration_of(e.ts));
-        const bool nccl = e.category == EventCategory::kKernel && is_nccl_kernel(rank.str(e.name));
-        classify_gpu_op(e, rank.str(e.name), nccl, t, p);
+        const std::uint8_t facts = name_facts(e.name);
+        const bool nccl = e.category == EventCategory::kKernel && (facts & kNcclKernel) != 0;
+        classify_gpu_op(e, facts, nccl, t, p);
         info.phase = p;
         TaskId id = add(t, info);
         if (launch != model::kNoTask) extra_edges_.push_back({launch, id, EdgeKind::kData});
@@ -376,7 +385,7 @@ class KinetoBuilder : public Builder {
         Nanos launched = launch != model::kNoTask
                              ? out_.tasks[static_cast<std::size_t>(launch)].measured_start
                              : e.ts - run_.origin;
-        stream_ops[sid].push_back({launched, id});
+        launched_ops.push_back({launched, id});
         if (nccl) per_rank_comm_[ri].push_back(id);
       }
       chains_.push_back(std::move(seq));
@@ -385,21 +394,18 @@ class KinetoBuilder : public Builder {
 
   // A GPU op's task kind and phase: NCCL kernels communicate, copies copy, other kernels
   // compute in their launch's phase (or, without one, what their name says).
-  static void classify_gpu_op(const ImportedEvent& e, const std::string& n, bool nccl, Task& t,
+  static void classify_gpu_op(const ImportedEvent& e, std::uint8_t facts, bool nccl, Task& t,
                               Phase& p) {
     if (nccl) {
       t.kind = TaskKind::kComm;
       p = Phase::kComm;
     } else if (e.category == EventCategory::kMemcpy) {
-      t.kind = contains(n, "HtoD") ? TaskKind::kH2D : TaskKind::kMemcpy;
+      t.kind = (facts & kHtoD) != 0 ? TaskKind::kH2D : TaskKind::kMemcpy;
     } else if (e.category == EventCategory::kMemset) {
       t.kind = TaskKind::kMemcpy;
     } else {
       if (p == Phase::kNone || p == Phase::kComm) {
-        p = contains(n, "backward") || contains(n, "Backward") || contains(n, "_bw_") ||
-                    contains(n, "wgrad") || contains(n, "dgrad")
-                ? Phase::kBackward
-                : Phase::kForward;
+        p = (facts & kBackwardName) != 0 ? Phase::kBackward : Phase::kForward;
       }
       t.kind = kind_of_phase(p);
       if (t.kind == TaskKind::kOther || t.kind == TaskKind::kIo) t.kind = TaskKind::kForward;
@@ -419,12 +425,12 @@ class KinetoBuilder : public Builder {
     std::map<std::int64_t, Nanos> last_record;  // thread -> ts of its latest cudaEventRecord
     for (const auto& e : rank.events) {
       if (e.category != EventCategory::kRuntime) continue;
-      const std::string& n = rank.str(e.name);
-      if (n == "cudaEventRecord") {
+      const std::uint8_t facts = name_facts(e.name);
+      if ((facts & kEventRecord) != 0) {
         last_record[e.tid] = e.ts - run_.origin;
         continue;
       }
-      if (n != "cudaStreamWaitEvent") continue;
+      if ((facts & kStreamWaitEvent) == 0) continue;
       auto rec = last_record.find(e.tid);
       if (rec == last_record.end()) continue;
       auto up = std::upper_bound(all.begin(), all.end(),
@@ -488,11 +494,12 @@ class KinetoBuilder : public Builder {
       const std::string& rn = rec ? rank.str(rec->name) : std::string();
       if (rec && rn == "Stream Sync") {
         last_before(rec->tid, info.measured_start);
-      } else if (rec && rn == "Event Sync" && rec->wait_on_corr >= 0 && rec->wait_on_stream >= 0) {
-        auto r = record_event_.find(rec->wait_on_corr);
-        Nanos when = r != record_event_.end() ? rank.events[r->second].ts - run_.origin
-                                              : info.measured_start;
-        last_before(rec->wait_on_stream, when);
+      } else if (rec && rn == "Event Sync" && rank.detail(*rec).wait_on_corr >= 0 &&
+                 rank.detail(*rec).wait_on_stream >= 0) {
+        const EventDetail& wait = rank.detail(*rec);
+        const auto* r = launches_.find(wait.wait_on_corr);
+        Nanos when = r != nullptr ? rank.events[r->event].ts - run_.origin : info.measured_start;
+        last_before(wait.wait_on_stream, when);
       } else {
         device = true;
         const Nanos at = info.measured_start;
@@ -615,8 +622,9 @@ class KinetoBuilder : public Builder {
     const auto& rank = run_.ranks[r];
     const auto& e =
         rank.events[static_cast<std::size_t>(out_.tasks[static_cast<std::size_t>(id)].event)];
-    if (e.group_ranks < 0) return {};
-    std::vector<int> ranks = parse_group_ranks(rank.str(e.group_ranks));
+    const std::int32_t group = rank.detail(e).group_ranks;
+    if (group < 0) return {};
+    std::vector<int> ranks = parse_group_ranks(rank.str(group));
     return ranks.size() < 2 ? std::vector<int>{} : ranks;
   }
 
@@ -637,7 +645,7 @@ class KinetoBuilder : public Builder {
       c.name = collective_name(c.kind);
     }
     c.bytes = e.bytes;
-    c.out_bytes = e.out_bytes;
+    c.out_bytes = rank.detail(e).out_bytes;
     c.ranks = e.group_size > 0 ? e.group_size : rank.world_size;
     c.group_ranks = group_of(r, id);
     return c;
@@ -734,6 +742,11 @@ class KinetoBuilder : public Builder {
     TaskId from, to;
     EdgeKind kind;
   };
+  // The rank being scanned: label_phase() per string index (kUnknownPhase: not yet asked).
+  static constexpr std::uint8_t kUnknownPhase = 0xff;
+  std::vector<std::uint8_t> label_phase_;
+  std::vector<std::uint8_t> name_facts_;  // name_facts() per string index (0: not yet asked)
+  const ImportedRank* scanned_ = nullptr;
   std::vector<std::vector<TaskId>> chains_;
   std::vector<std::vector<TaskId>> per_rank_comm_;
   std::map<std::size_t, std::map<std::int64_t, std::vector<std::pair<Nanos, TaskId>>>> stream_ops_;
@@ -741,8 +754,7 @@ class KinetoBuilder : public Builder {
   std::vector<Edge> extra_edges_;
   std::unordered_map<TaskId, TaskId> joined_;
   // The rank being built: correlation id -> its runtime call's task and event.
-  std::unordered_map<std::int64_t, TaskId> launch_of_;
-  std::unordered_map<std::int64_t, std::size_t> record_event_;
+  CorrelationTable launches_;
 };
 
 }  // namespace

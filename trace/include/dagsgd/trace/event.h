@@ -45,7 +45,7 @@ struct Event;
 void add_comm_args(Event& e, const std::string& collective, std::int64_t group_size);
 
 // The S-SGD phase a span belongs to (DESIGN.md, "The S-SGD DAG model").
-enum class Phase { kNone, kIo, kH2D, kForward, kBackward, kComm, kUpdate };
+enum class Phase : std::uint8_t { kNone, kIo, kH2D, kForward, kBackward, kComm, kUpdate };
 const char* phase_name(Phase p);
 // Returns kNone for unknown names.
 Phase phase_from_name(const std::string& name);

@@ -33,29 +33,37 @@ enum class EventCategory : std::uint8_t {
 inline constexpr int kEventCategoryCount = 10;
 const char* category_name(EventCategory c);
 
+// What few events carry beside the common fields: a collective's output size, algorithm and
+// process group, and a cuda_sync record's wait. Kept apart (ImportedRank::details) so that the
+// event table, which a large trace fills with millions of events, stays at 80 bytes an event.
+struct EventDetail {
+  std::int64_t out_bytes = -1;       // NCCL Out msg nelems × dtype size (-1: not recorded)
+  std::int64_t wait_on_corr = -1;    // cuda_sync Event Sync: the cudaEventRecord it waits for
+  std::int32_t algorithm = -1;       // string index: args.algorithm
+  std::int32_t group_ranks = -1;     // string index: NCCL "Process Group Ranks" as written
+  std::int32_t wait_on_stream = -1;  // cuda_sync: stream waited on (-1: device/context)
+};
+
 // One complete ('X') event. Strings are interned per rank (ImportedRank::strings) so that a
-// 100 MB trace does not hold a std::string per event.
+// 100 MB trace does not hold a std::string per event; the rarer fields are in
+// ImportedRank::details (ImportedRank::detail).
 struct ImportedEvent {
   model::Nanos ts = 0;  // ns on the run's common time axis (after clock corrections)
   model::Nanos dur = 0;
-  std::int64_t tid = 0;            // CPU thread, or GPU stream for GPU events
-  std::int64_t correlation = -1;   // CUDA correlation id (args.correlation), -1 none
-  std::int64_t bytes = -1;         // args.bytes, or NCCL In msg nelems × dtype size
-  std::int64_t out_bytes = -1;     // NCCL Out msg nelems × dtype size (-1: not recorded)
-  std::int64_t wait_on_corr = -1;  // cuda_sync Event Sync: the cudaEventRecord it waits for
-  std::int32_t name = 0;           // index into strings
-  std::int32_t collective = -1;    // string index: args.collective / NCCL "Collective name"
-  std::int32_t algorithm = -1;     // string index: args.algorithm
-  std::int32_t group_ranks = -1;   // string index: NCCL "Process Group Ranks" as written
+  std::int64_t tid = 0;           // CPU thread, or GPU stream for GPU events
+  std::int64_t correlation = -1;  // CUDA correlation id (args.correlation), -1 none
+  std::int64_t bytes = -1;        // args.bytes, or NCCL In msg nelems × dtype size
+  std::int32_t name = 0;          // index into strings
+  std::int32_t collective = -1;   // string index: args.collective / NCCL "Collective name"
   std::int32_t layer = -1;
   std::int32_t iteration = -1;
-  std::int32_t bucket = -1;          // our gradient group
-  std::int32_t group_size = 0;       // NCCL "Group size" / our comm_size
-  std::int32_t wait_on_stream = -1;  // cuda_sync: stream waited on (-1: device/context)
-  std::int32_t device = -1;          // GPU events: args.device
+  std::int32_t bucket = -1;     // our gradient group
+  std::int32_t group_size = 0;  // NCCL "Group size" / our comm_size
+  std::int32_t device = -1;     // GPU events: args.device
   // Kernels: a hash of args.grid and args.block as written (0: neither recorded). Kernels of one
   // name run with several shapes; one name and launch shape is one piece of work.
   std::uint32_t launch = 0;
+  std::int32_t detail = -1;  // index into ImportedRank::details (-1: every field its default)
   EventCategory category = EventCategory::kOther;
   Phase phase = Phase::kNone;  // args.phase (ours)
   bool gpu = false;            // runs on a GPU stream (kernel, memcpy, memset, sync record)
@@ -122,6 +130,7 @@ struct ImportedRank {
   std::string file;
   std::vector<ImportedEvent> events;  // sorted by (ts, longer first)
   std::vector<std::string> strings;   // interned names
+  std::vector<EventDetail> details;   // the rarer fields of the events that have them
   std::map<std::int64_t, std::string> thread_names;
   int world_size = 1;
   std::string backend;  // distributedInfo.backend ("nccl", "mpi", ...)
@@ -133,6 +142,11 @@ struct ImportedRank {
   std::int64_t cpu_pid = 0;
   ChakraRankInfo chakra;  // Chakra execution traces only
   const std::string& str(std::int32_t i) const { return strings[static_cast<std::size_t>(i)]; }
+  // The rarer fields of `e` (all their defaults when it has none).
+  const EventDetail& detail(const ImportedEvent& e) const {
+    static const EventDetail kNone;
+    return e.detail < 0 ? kNone : details[static_cast<std::size_t>(e.detail)];
+  }
 };
 
 // kChakra: Chakra execution traces (NAME.<rank>.et), read by trace/src/chakra_import.cc.

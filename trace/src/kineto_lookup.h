@@ -1,0 +1,176 @@
+// What the Kineto DAG builder (trace_dag_kineto.cc) looks up per event: the labeled spans
+// enclosing an instant on a thread, and the runtime call that carries a correlation id. Private
+// to trace/.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "dagsgd/model/dag.h"
+#include "dagsgd/model/units.h"
+#include "dagsgd/trace/event.h"
+
+namespace dagsgd::trace::detail {
+
+using model::Nanos;
+
+struct Labeled {
+  Nanos start, end;
+  Phase phase;
+};
+
+// How far back from an instant the search for an enclosing span looks: ops nest, so the nearest
+// enclosing one starts at most a few hundred spans back.
+constexpr std::size_t kLookBack = 256;
+
+// One thread's labeled spans by start, and per position k the latest end among the kLookBack
+// spans before it: whether any of them encloses an instant is one comparison (host gaps mostly
+// lie outside every op, where walking back the whole way was a fifth of building the DAG).
+struct Spans {
+  std::vector<Labeled> list;
+  std::vector<Nanos> reach;  // reach[k]: max end of list[max(0, k - kLookBack) .. k - 1]
+
+  void seal() {
+    reach.assign(list.size() + 1, INT64_MIN);
+    // A sliding-window maximum: the deque holds positions of decreasing ends.
+    std::vector<std::size_t> window(list.size());
+    std::size_t head = 0;
+    std::size_t tail = 0;
+    for (std::size_t k = 1; k <= list.size(); ++k) {
+      const std::size_t added = k - 1;
+      while (tail > head && list[window[tail - 1]].end <= list[added].end) --tail;
+      window[tail++] = added;
+      if (window[head] + kLookBack < k) ++head;
+      reach[k] = list[window[head]].end;
+    }
+  }
+  // The number of spans that start at or before t.
+  std::size_t started_by(Nanos t) const {
+    auto it = std::upper_bound(list.begin(), list.end(), t,
+                               [](Nanos x, const Labeled& l) { return x < l.start; });
+    return static_cast<std::size_t>(it - list.begin());
+  }
+};
+
+// A cursor over one thread's Spans for instants asked in time order (its gaps and calls, one
+// after another): the count of spans started by then walks on from the last answer instead of
+// searching the whole list (the searches missed the cache at every step), and is searched for
+// when the instant is earlier or far ahead.
+class SpanCursor {
+ public:
+  explicit SpanCursor(const Spans& spans) : spans_(spans) {}
+  const Spans& spans() const { return spans_; }
+  std::size_t started_by(Nanos t) {
+    const auto& l = spans_.list;
+    if (k_ > 0 && l[k_ - 1].start > t) return k_ = spans_.started_by(t);
+    for (int steps = 0; k_ < l.size() && l[k_].start <= t; ++steps) {
+      if (steps == 32) return k_ = spans_.started_by(t);
+      ++k_;
+    }
+    return k_;
+  }
+
+ private:
+  const Spans& spans_;
+  std::size_t k_ = 0;  // started_by() of the last instant asked
+};
+
+// Innermost labeled interval containing t on one thread (the nearest of the kLookBack spans
+// before t that still runs at t); `k`: the spans that start at or before t.
+inline Phase phase_at(const Spans& v, Nanos t, std::size_t k) {
+  if (v.reach[k] <= t) return Phase::kNone;
+  for (std::size_t i = k; i > 0 && k - i < kLookBack; --i) {
+    const Labeled& l = v.list[i - 1];
+    if (l.start <= t && t < l.end) return l.phase;
+  }
+  return Phase::kNone;
+}
+
+inline Phase phase_at(SpanCursor& c, Nanos t) { return phase_at(c.spans(), t, c.started_by(t)); }
+
+// Whether t lies inside one of the kLookBack spans that start before it.
+inline bool inside(SpanCursor& c, Nanos t) { return c.spans().reach[c.started_by(t)] > t; }
+
+// A std::map's operator[] for keys that mostly repeat the last one asked (a trace's events
+// come thread by thread in runs): that entry is remembered, as a map's entries stay put.
+template <typename Map>
+class LastEntry {
+ public:
+  explicit LastEntry(Map& map) : map_(map) {}
+  typename Map::mapped_type& operator[](const typename Map::key_type& key) {
+    if (entry_ == nullptr || key != key_) {
+      entry_ = &map_[key];
+      key_ = key;
+    }
+    return *entry_;
+  }
+
+ private:
+  Map& map_;
+  typename Map::key_type key_{};
+  typename Map::mapped_type* entry_ = nullptr;
+};
+
+// Correlation id -> the runtime call that carries it (its task and event; the last call with
+// the id wins), open-addressed: a std::unordered_map allocated, and later freed, a node per
+// launch, and its lookups per kernel missed the cache twice.
+class CorrelationTable {
+ public:
+  struct Call {
+    model::TaskId task = model::kNoTask;
+    std::size_t event = 0;
+  };
+
+  // Empty, keeping its room for the next rank.
+  void clear() {
+    std::fill(slots_.begin(), slots_.end(), Slot{});
+    used_ = 0;
+  }
+  void set(std::int64_t id, Call call) {
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    Slot& s = slots_[index(slots_, id)];
+    if (!s.used) ++used_;
+    s = Slot{id, call, true};
+  }
+  // The call of `id`; null when none carries it.
+  const Call* find(std::int64_t id) const {
+    if (slots_.empty()) return nullptr;
+    const Slot& s = slots_[index(slots_, id)];
+    return s.used ? &s.call : nullptr;
+  }
+
+ private:
+  struct Slot {
+    std::int64_t id = 0;
+    Call call;
+    bool used = false;
+  };
+
+  // Where `id` is, or the free slot where it would go.
+  static std::size_t index(const std::vector<Slot>& slots, std::int64_t id) {
+    // splitmix64's finalizer: correlation ids count up, which would fill neighbouring slots.
+    auto h = static_cast<std::uint64_t>(id);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    const std::size_t mask = slots.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      if (!slots[i].used || slots[i].id == id) return i;
+    }
+  }
+
+  void grow() {
+    std::vector<Slot> bigger(slots_.empty() ? 4096 : 2 * slots_.size());
+    for (const Slot& s : slots_) {
+      if (s.used) bigger[index(bigger, s.id)] = s;
+    }
+    slots_ = std::move(bigger);
+  }
+
+  std::vector<Slot> slots_;  // a power of two long, at most half used
+  std::size_t used_ = 0;
+};
+
+}  // namespace dagsgd::trace::detail
