@@ -192,11 +192,17 @@ struct GradientExchange::Impl {
         to_wire(op, cfg.precision == Precision::kFp16 ? inv() : 1.0f);
         chunking(op);
         const auto mine = static_cast<std::size_t>(op.counts[static_cast<std::size_t>(rank)]);
-        op.bytes_recv.resize(std::max<std::size_t>(1, mine * elem_bytes()));
+        const bool half = cfg.precision == Precision::kFp16;
+        if (half) {
+          op.half_recv.resize(std::max<std::size_t>(1, mine));
+        } else {
+          op.fl_recv.resize(std::max<std::size_t>(1, mine));
+        }
         op.reqs.resize(1);
-        MPI_Ireduce_scatter(wire(op), op.bytes_recv.data(), op.counts.data(), wire_type(),
-                            cfg.precision == Precision::kFp16 ? half_op : MPI_SUM, op.comm,
-                            op.reqs.data());
+        MPI_Ireduce_scatter(
+            wire(op), half ? static_cast<void*>(op.half_recv.data()) : op.fl_recv.data(),
+            op.counts.data(), wire_type(), cfg.precision == Precision::kFp16 ? half_op : MPI_SUM,
+            op.comm, op.reqs.data());
         break;
       }
     }
@@ -282,13 +288,12 @@ struct GradientExchange::Impl {
           const int mine = op.counts[static_cast<std::size_t>(rank)];
           const auto off = static_cast<std::size_t>(op.displs[static_cast<std::size_t>(rank)]);
           if (eb == 2) {
-            std::memcpy(op.half.data() + off, op.bytes_recv.data(),
-                        static_cast<std::size_t>(mine) * 2);
+            std::copy_n(op.half_recv.begin(), mine,
+                        op.half.begin() + static_cast<std::ptrdiff_t>(off));
           } else {
             for (int i = 0; i < mine; ++i) {
-              float v = 0;
-              std::memcpy(&v, op.bytes_recv.data() + static_cast<std::size_t>(i) * 4, 4);
-              op.data[off + static_cast<std::size_t>(i)] = v * inv();
+              op.data[off + static_cast<std::size_t>(i)] =
+                  op.fl_recv[static_cast<std::size_t>(i)] * inv();
             }
           }
           op.stage = 1;

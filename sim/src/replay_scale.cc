@@ -1,5 +1,6 @@
 // A traced run standing for a larger job (ReplayOptions::world): what makes the request sound,
 // and the sentence that says what the trace cannot tell at the new scale.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -34,11 +35,16 @@ std::string kept_size_summary(const ScaleInfo& s) {
   return out;
 }
 
-Expected<void> check_scale_count(int traced, int gpus) {
+Expected<void> check_scale_count(int traced, int gpus, int gpus_per_node) {
   if (gpus < traced || gpus % traced != 0) {
     return Error{std::to_string(gpus) + " GPUs is not a whole multiple of the run's " +
                  std::to_string(traced) + " ranks: each traced rank stands for the same number " +
                  "of GPUs"};
+  }
+  const int per_node = std::max(1, std::min(gpus, gpus_per_node));
+  if (gpus % per_node != 0) {
+    return Error{std::to_string(gpus) + " GPUs do not fill whole nodes of " +
+                 std::to_string(per_node) + " GPUs (--gpus-per-node)"};
   }
   return model::ok();
 }
@@ -65,8 +71,8 @@ Expected<void> check_scale(const trace::TraceDag& tdag, const ReplayOptions& opt
         "scale to " +
         gpus};
   }
-  DAGSGD_TRY(check_scale_count(ranks, world));
   const model::Topology& target = *options.target;
+  DAGSGD_TRY(check_scale_count(ranks, world, target.gpus_per_node));
   if (target.workers() != world) {
     return Error{"the target has " + std::to_string(target.workers()) + " GPUs, not " +
                  std::to_string(world)};

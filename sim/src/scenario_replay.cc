@@ -101,13 +101,10 @@ Expected<ReplayOptions> replay_target(const trace::TraceDag& dag, HardwareSpec h
   const int world = scaled ? gpus : ranks;
   const std::string flag = "--gpus " + std::to_string(world) + ": ";
   if (scaled) {
-    if (auto ok = check_scale_count(ranks, world); !ok) return Error{flag + ok.error().message};
-  }
-  if (world % hardware.gpus_per_node != 0 && hardware.gpus_per_node <= world) {
-    if (scaled) {
-      return Error{flag + "does not fill whole nodes of " + std::to_string(hardware.gpus_per_node) +
-                   " GPUs (--gpus-per-node)"};
+    if (auto ok = check_scale_count(ranks, world, hardware.gpus_per_node); !ok) {
+      return Error{flag + ok.error().message};
     }
+  } else if (ranks % hardware.gpus_per_node != 0 && hardware.gpus_per_node <= ranks) {
     return Error{"GPUs per node: " + std::to_string(hardware.gpus_per_node) +
                  " does not divide the " + std::to_string(ranks) + " ranks of the run"};
   }

@@ -200,21 +200,15 @@ Expected<void> fit_grid_to_run(SweepGrid& grid, const TracedWorkload& run, bool 
   std::vector<int> scaled;
   for (int g : grid.gpus) {
     if (g == ranks || g == traced.workers()) continue;
-    const std::string flag = "--gpus " + std::to_string(g) + ": ";
     const int per_node = std::max(1, std::min(g, grid.gpus_per_node));
-    if (auto ok = check_scale_count(traced.workers(), g); !ok) {
-      return Error{flag + ok.error().message};
-    }
-    if (g % per_node != 0) {
-      return Error{flag + "does not fill whole nodes of " + std::to_string(per_node) +
-                   " GPUs (--gpus-per-node)"};
-    }
     ReplayOptions ro;
     ro.world = g;
     ro.target = model::Topology{};
     ro.target->nodes = g / per_node;
     ro.target->gpus_per_node = per_node;
-    if (auto ok = check_scale(run.dag(), ro); !ok) return Error{flag + ok.error().message};
+    if (auto ok = check_scale(run.dag(), ro); !ok) {
+      return Error{"--gpus " + std::to_string(g) + ": " + ok.error().message};
+    }
     scaled.push_back(g);
   }
   grid.scaled_gpus = std::move(scaled);

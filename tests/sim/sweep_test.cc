@@ -242,7 +242,7 @@ TEST(SweepGrid, ATracedRunReplaysItsOwnRanksOrScalesToEachCount) {
   // Counts that do not fit, each named by its flag and value.
   for (const auto& [gpus, words] : std::vector<std::pair<int, std::string>>{
            {3, "--gpus 3: 3 GPUs is not a whole multiple of the run's 2 ranks"},
-           {12, "--gpus 12: does not fill whole nodes of 8 GPUs"}}) {
+           {12, "--gpus 12: 12 GPUs do not fill whole nodes of 8 GPUs"}}) {
     grid = small_grid();
     grid.gpus = {gpus};
     grid.gpus_per_node = 8;

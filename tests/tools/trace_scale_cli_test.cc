@@ -115,7 +115,7 @@ TEST(TraceScaleCli, WhatifGivesOnePointPerCount) {
           "--gpus 3: 3 GPUs is not a whole multiple of the run's 2 ranks");
   refused(
       sweep.substr(0, sweep.find("--gpus")) + "--gpus 12 --gpus-per-node 8 --out " + out + "-12",
-      "--gpus 12: does not fill whole nodes of 8 GPUs");
+      "--gpus 12: 12 GPUs do not fill whole nodes of 8 GPUs");
   EXPECT_FALSE(fs::exists(out + "-3"));
 }
 

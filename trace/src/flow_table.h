@@ -3,10 +3,10 @@
 // Kineto trace has a flow for most of its kernel launches).
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <utility>
-#include <vector>
+
+#include "open_table.h"
 
 namespace dagsgd::trace::detail {
 
@@ -17,67 +17,19 @@ struct FlowKey {
   bool operator==(const FlowKey&) const = default;
 };
 
-class FlowTable {
- public:
-  // The (starts, ends) of `k`, (0, 0) when new.
-  std::pair<int, int>& operator[](const FlowKey& k) {
-    if (2 * (used_ + 1) > slots_.size()) grow();
-    Slot& s = find(slots_, k);
-    if (!s.used) {
-      s = Slot{k, {0, 0}, true};
-      ++used_;
-    }
-    return s.counts;
-  }
-
-  void clear() {
-    slots_.clear();
-    used_ = 0;
-  }
-
-  // f(key, counts) for every flow, in no particular order.
-  template <typename F>
-  void each(F&& f) const {
-    for (const Slot& s : slots_) {
-      if (s.used) f(s.key, s.counts);
-    }
-  }
-
- private:
-  struct Slot {
-    FlowKey key;
-    std::pair<int, int> counts{0, 0};
-    bool used = false;
-  };
-
-  static Slot& find(std::vector<Slot>& slots, const FlowKey& k) {
-    // splitmix64's finalizer over the id and category (ids hashed from strings fill 64 bits),
-    // all but the id's low bits: a Kineto trace's flows come in id order, start and end side by
-    // side, so the ids of one block of kRun share a few cache lines of the table instead of
-    // missing the cache once each; ids of different blocks still land apart.
-    const auto id = static_cast<std::uint64_t>(k.id);
-    std::uint64_t h = (id / kRun) ^ (static_cast<std::uint64_t>(k.cat) << 48);
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-    h ^= h >> 31;
-    h = h * kRun + id % kRun;
-    const std::size_t mask = slots.size() - 1;
-    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-      if (!slots[i].used || slots[i].key == k) return slots[i];
-    }
-  }
-
-  void grow() {
-    std::vector<Slot> bigger(slots_.empty() ? 1024 : 2 * slots_.size());
-    for (const Slot& s : slots_) {
-      if (s.used) find(bigger, s.key) = s;
-    }
-    slots_ = std::move(bigger);
-  }
-
+// A key's slot hash: splitmix64 over the id and category (ids hashed from strings fill 64 bits),
+// all but the id's low bits: a Kineto trace's flows come in id order, start and end side by
+// side, so the ids of one block of kRun share a few cache lines of the table instead of missing
+// the cache once each; ids of different blocks still land apart.
+struct FlowKeyHash {
   static constexpr std::uint64_t kRun = 16;
-  std::vector<Slot> slots_;  // a power of two long, at most half used
-  std::size_t used_ = 0;
+  std::uint64_t operator()(const FlowKey& k) const {
+    const auto id = static_cast<std::uint64_t>(k.id);
+    return mix64((id / kRun) ^ (static_cast<std::uint64_t>(k.cat) << 48)) * kRun + id % kRun;
+  }
 };
+
+// Per flow, its (starts, ends).
+using FlowTable = OpenTable<FlowKey, std::pair<int, int>, FlowKeyHash, 1024>;
 
 }  // namespace dagsgd::trace::detail

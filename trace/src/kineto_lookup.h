@@ -11,6 +11,7 @@
 #include "dagsgd/model/dag.h"
 #include "dagsgd/model/units.h"
 #include "dagsgd/trace/event.h"
+#include "open_table.h"
 
 namespace dagsgd::trace::detail {
 
@@ -113,64 +114,17 @@ class LastEntry {
   typename Map::mapped_type* entry_ = nullptr;
 };
 
-// Correlation id -> the runtime call that carries it (its task and event; the last call with
-// the id wins), open-addressed: a std::unordered_map allocated, and later freed, a node per
-// launch, and its lookups per kernel missed the cache twice.
-class CorrelationTable {
- public:
-  struct Call {
-    model::TaskId task = model::kNoTask;
-    std::size_t event = 0;
-  };
-
-  // Empty, keeping its room for the next rank.
-  void clear() {
-    std::fill(slots_.begin(), slots_.end(), Slot{});
-    used_ = 0;
-  }
-  void set(std::int64_t id, Call call) {
-    if (2 * (used_ + 1) > slots_.size()) grow();
-    Slot& s = slots_[index(slots_, id)];
-    if (!s.used) ++used_;
-    s = Slot{id, call, true};
-  }
-  // The call of `id`; null when none carries it.
-  const Call* find(std::int64_t id) const {
-    if (slots_.empty()) return nullptr;
-    const Slot& s = slots_[index(slots_, id)];
-    return s.used ? &s.call : nullptr;
-  }
-
- private:
-  struct Slot {
-    std::int64_t id = 0;
-    Call call;
-    bool used = false;
-  };
-
-  // Where `id` is, or the free slot where it would go.
-  static std::size_t index(const std::vector<Slot>& slots, std::int64_t id) {
-    // splitmix64's finalizer: correlation ids count up, which would fill neighbouring slots.
-    auto h = static_cast<std::uint64_t>(id);
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-    h ^= h >> 31;
-    const std::size_t mask = slots.size() - 1;
-    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-      if (!slots[i].used || slots[i].id == id) return i;
-    }
-  }
-
-  void grow() {
-    std::vector<Slot> bigger(slots_.empty() ? 4096 : 2 * slots_.size());
-    for (const Slot& s : slots_) {
-      if (s.used) bigger[index(bigger, s.id)] = s;
-    }
-    slots_ = std::move(bigger);
-  }
-
-  std::vector<Slot> slots_;  // a power of two long, at most half used
-  std::size_t used_ = 0;
+// The runtime call that carries a correlation id: its task and event (the last call with the
+// id wins).
+struct CorrelatedCall {
+  model::TaskId task = model::kNoTask;
+  std::size_t event = 0;
 };
+struct CorrelationHash {
+  std::uint64_t operator()(std::int64_t id) const { return mix64(static_cast<std::uint64_t>(id)); }
+};
+// Correlation id -> its call, open-addressed: a std::unordered_map allocated, and later freed,
+// a node per launch, and its lookups per kernel missed the cache twice.
+using CorrelationTable = OpenTable<std::int64_t, CorrelatedCall, CorrelationHash, 4096>;
 
 }  // namespace dagsgd::trace::detail

@@ -312,7 +312,7 @@ class KinetoBuilder : public Builder {
       if (is_host_call(rank.events[ei])) calls_of[rank.events[ei].tid].push_back(ei);
     }
     if (scan.main_tid >= 0) threads[scan.main_tid];  // the main thread exists even without calls
-    launches_.clear();
+    launches_.clear(/*keep_room=*/true);
     for (const auto& [tid, evs] : threads) {
       ThreadChain chain(*this, ri, tid, scan);
       for (std::size_t ei : evs) {
@@ -338,7 +338,7 @@ class KinetoBuilder : public Builder {
     info.phase = e.category == EventCategory::kMpi ? Phase::kComm : chain.phase_at_time(e.ts);
     TaskId id = add(t, info);
     if (e.correlation >= 0) {
-      launches_.set(e.correlation, {id, ei});
+      launches_[e.correlation] = {id, ei};
     }
     if (e.category == EventCategory::kMpi && e.collective >= 0 &&
         classify_collective(rank.str(e.collective)) != CollectiveKind::kNone) {

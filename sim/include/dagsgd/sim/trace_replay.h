@@ -152,8 +152,9 @@ std::string unpriced_summary(const ReplayResult& r);
 // its place, and at least one collective that grows with the job (the whole traced world, or
 // one rank per traced node, with a recorded size). replay_trace checks it too.
 model::Expected<void> check_scale(const trace::TraceDag& tdag, const ReplayOptions& options);
-// Its first condition alone: `gpus` a whole multiple of the `traced` ranks.
-model::Expected<void> check_scale_count(int traced, int gpus);
+// Its first condition alone: `gpus` a whole multiple of the `traced` ranks, in whole nodes of
+// `gpus_per_node` (fewer GPUs than a node: one node).
+model::Expected<void> check_scale_count(int traced, int gpus, int gpus_per_node);
 
 // The sentence a scaled replay's output carries (ScaleInfo::note): "scaled from 2 traced ranks
 // to 64: each traced rank's compute stands for 32 GPUs; per-rank noise at 64 GPUs is not in the
