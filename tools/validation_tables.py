@@ -44,6 +44,15 @@ def stats(rows):
     return f"{100 * sum(errs) / len(errs):.1f}%", f"{100 * max(errs):.1f}%", len(errs)
 
 
+def exchange(p):
+    """The run's `dagsgd train --exchange` (files before the key measured allreduce)."""
+    return p.get("exchange", "allreduce")
+
+
+def model_label(p):
+    return p["model"] if exchange(p) == "allreduce" else f'{p["model"]} ({exchange(p)})'
+
+
 def groups(doc):
     rate = {p["name"]: p["rate_gbps"] for p in doc["profiles"]}
     ok = [p for p in doc["predictions"] if "error" in p]
@@ -54,6 +63,10 @@ def groups(doc):
         out.append((f"{r} ranks", lambda p, r=r: p["ranks"] == r))
     for o in sorted({p["overlap"] for p in ok}):
         out.append((o, lambda p, o=o: p["overlap"] == o))
+    exchanges = sorted({exchange(p) for p in ok})
+    if exchanges != ["allreduce"]:
+        for e in exchanges:
+            out.append((f"exchange {e}", lambda p, e=e: exchange(p) == e))
     out.append(("faster target", lambda p: rate[p["target"]] > rate[p["source"]]))
     out.append(("slower target", lambda p: rate[p["target"]] < rate[p["source"]]))
     return ok, out
@@ -90,7 +103,7 @@ def main(argv):
     print("| source → target | ranks | overlap | model | measured (s) | " +
           " | ".join(f"{MODES[m]} {m} (s) | err {MODES[m]}" for m in modes) + " |")
     print("|---|---:|---|---|---:|" + "---:|---:|" * len(modes))
-    key = lambda p: (p["source"], p["target"], p["ranks"], p["overlap"], p["model"])
+    key = lambda p: (p["source"], p["target"], p["ranks"], p["overlap"], model_label(p))
     by_key = {}
     for p in doc["predictions"]:
         by_key.setdefault(key(p), {})[p["mode"]] = p
@@ -123,7 +136,7 @@ def main(argv):
             runs = ", ".join(
                 f"{1e3 * r['mean_iteration_s']:.1f} / {1e3 * r['slowest_rank_compute_s']:.1f}"
                 + ("*" if r["run_dir"] == m["run_dir"] else "") for r in m["repeats"])
-            print(f"| {m['profile']} | {m['ranks']} | {m['overlap']} | {m['model']} | "
+            print(f"| {m['profile']} | {m['ranks']} | {m['overlap']} | {model_label(m)} | "
                   f"{m['mean_iteration_s']:.3f} | {runs} | {100 * m['repeat_spread']:.1f}% |")
 
 

@@ -579,8 +579,9 @@ Expected<std::unique_ptr<CommModel>> make_comm_model(const Topology& topo,
     }
   }
   if (curve != nullptr && config.topk == 0 && config.ps_servers == 0) {
+    // Beyond the curve, the growth of the algorithm the library ran there (when the fabric says).
     ExchangeConfig formula = config;
-    formula.algorithm = detail::kAuto;
+    formula.algorithm = curve->algorithm.empty() ? std::string(detail::kAuto) : curve->algorithm;
     return std::unique_ptr<CommModel>(std::make_unique<MeasuredCommModel>(
         *curve, std::make_unique<AnalyticalCommModel>(topo, formula), config.precision));
   }

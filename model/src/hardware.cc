@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dagsgd/model/comm_model.h"
 #include "dagsgd/model/io.h"
 #include "dagsgd/model/paths.h"
 #include "file_schema.h"
@@ -165,8 +166,8 @@ Expected<std::vector<MeasuredAllreduce>> parse_measured(const Json& j) {
     const std::string where = field + " entry " + std::to_string(i);
     if (!c.is_object()) return Error{where + " must be an object"};
     Row row(c);
-    auto only =
-        row.only_fields({"ranks", "sizes_bytes", "latency_us", "max_latency_us", "min_latency_us"});
+    auto only = row.only_fields(
+        {"ranks", "sizes_bytes", "latency_us", "max_latency_us", "min_latency_us", "algorithm"});
     if (!only) return Error{where + ": " + only.error().message};
     auto ranks = row.number("ranks", true, 2, kMaxMeasuredRanks, "ranks");
     if (!ranks) return Error{where + ": " + ranks.error().message};
@@ -175,6 +176,16 @@ Expected<std::vector<MeasuredAllreduce>> parse_measured(const Json& j) {
     }
     MeasuredAllreduce m;
     m.ranks = static_cast<int>(*ranks);
+    if (auto a = c.find("algorithm"); a != c.end()) {
+      if (!a->is_string()) return Error{where + ": 'algorithm' must be a string"};
+      m.algorithm = a->get<std::string>();
+      std::vector<std::string> formulas = comm_algorithm_names();
+      std::erase(formulas, std::string("auto"));
+      if (std::find(formulas.begin(), formulas.end(), m.algorithm) == formulas.end()) {
+        return Error{where + ": 'algorithm' " + message::short_dump(*a) +
+                     " is not an allreduce formula; valid: " + NameRegistry("", formulas).list()};
+      }
+    }
     if (!seen.insert(m.ranks).second) {
       return Error{where + ": a second curve for " + std::to_string(m.ranks) + " ranks"};
     }
@@ -474,6 +485,7 @@ std::string fabric_to_json(const FabricSpec& f) {
       c["ranks"] = m.ranks;
       c["sizes_bytes"] = std::move(sizes);
       c["latency_us"] = std::move(lat);
+      if (!m.algorithm.empty()) c["algorithm"] = m.algorithm;
       auto column = [&c](const char* key, const std::vector<Nanos>& values) {
         if (values.empty()) return;
         nlohmann::ordered_json col = nlohmann::ordered_json::array();

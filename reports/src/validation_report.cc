@@ -45,16 +45,26 @@ std::string validation_replay_file(const std::vector<sim::MeasuredRun>& runs,
                                    const sim::ValidationPrediction& p) {
   const sim::MeasuredRun& s = runs[p.source];
   const sim::MeasuredRun& t = runs[p.target];
+  const std::string ex = t.exchange == "allreduce" ? "" : t.exchange + "_";
   return "predictions/replay_" + s.profile + "_to_" + t.profile + "_p" + std::to_string(t.ranks) +
-         "_" + t.overlap + "_" + t.model + "_" + p.mode + ".json";
+         "_" + t.overlap + "_" + ex + t.model + "_" + p.mode + ".json";
 }
 
 std::string validation_table(const ValidationReport& r) {
   const auto modes = modes_in(r.predictions);
+  // The exchange column only for a grid that measured another exchange than allreduce.
+  const bool exchanges =
+      std::any_of(r.measured.begin(), r.measured.end(),
+                  [](const sim::MeasuredRun& m) { return m.exchange != "allreduce"; });
   char line[512];
-  std::snprintf(line, sizeof line, "%-10s %-10s %5s %-7s %-9s %12s", "source", "target", "ranks",
-                "overlap", "model", "measured_s");
+  std::snprintf(line, sizeof line, "%-10s %-10s %5s %-7s ", "source", "target", "ranks", "overlap");
   std::string out = line;
+  if (exchanges) {
+    std::snprintf(line, sizeof line, "%-9s ", "exchange");
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "%-9s %12s", "model", "measured_s");
+  out += line;
   for (const auto& m : modes) {
     std::snprintf(line, sizeof line, " %11s %7s", ("pred" + mode_label(m) + "_s").c_str(),
                   ("err" + mode_label(m)).c_str());
@@ -65,9 +75,15 @@ std::string validation_table(const ValidationReport& r) {
   for (std::size_t i = 0; i < r.predictions.size();) {
     const auto& first = r.predictions[i];
     const auto& tgt = r.measured[first.target];
-    std::snprintf(line, sizeof line, "%-10s %-10s %5d %-7s %-9s %12.4f",
+    std::snprintf(line, sizeof line, "%-10s %-10s %5d %-7s ",
                   r.measured[first.source].profile.c_str(), tgt.profile.c_str(), tgt.ranks,
-                  tgt.overlap.c_str(), tgt.model.c_str(), first.measured_s);
+                  tgt.overlap.c_str());
+    out += line;
+    if (exchanges) {
+      std::snprintf(line, sizeof line, "%-9s ", tgt.exchange.c_str());
+      out += line;
+    }
+    std::snprintf(line, sizeof line, "%-9s %12.4f", tgt.model.c_str(), first.measured_s);
     out += line;
     for (const auto& m : modes) {
       std::string cell = "-";
@@ -129,6 +145,7 @@ std::string validation_json(const ValidationReport& r) {
         outcome({{"profile", m.profile},
                  {"ranks", m.ranks},
                  {"overlap", m.overlap},
+                 {"exchange", m.exchange},
                  {"model", m.model},
                  {"run_dir", m.run_dir}},
                 m.ok, {{"mean_iteration_s", m.mean_s}, {"p50_iteration_s", m.p50_s}}, m.error);
@@ -151,6 +168,7 @@ std::string validation_json(const ValidationReport& r) {
                             {"target", tgt.profile},
                             {"ranks", tgt.ranks},
                             {"overlap", tgt.overlap},
+                            {"exchange", tgt.exchange},
                             {"model", tgt.model},
                             {"mode", p.mode},
                             {"measured_iteration_s", p.measured_s}},

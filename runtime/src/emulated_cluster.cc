@@ -102,7 +102,8 @@ const std::vector<TrainingModel>& training_models() {
 }
 
 std::string ExperimentRun::id() const {
-  return profile + "_p" + std::to_string(ranks) + "_" + overlap + "_" + model->name;
+  const std::string ex = exchange == "allreduce" ? "" : exchange + "_";
+  return profile + "_p" + std::to_string(ranks) + "_" + overlap + "_" + ex + model->name;
 }
 
 std::vector<ExperimentRun> ExperimentGrid::runs() const {
@@ -110,7 +111,9 @@ std::vector<ExperimentRun> ExperimentGrid::runs() const {
   for (const auto* m : models) {
     for (int r : ranks) {
       for (const auto& o : overlaps) {
-        for (const auto& p : profiles) out.push_back({p.name, r, o, m});
+        for (const auto& e : exchanges) {
+          for (const auto& p : profiles) out.push_back({p.name, r, o, m, e});
+        }
       }
     }
   }
@@ -160,7 +163,7 @@ model::Expected<ExperimentGrid> resolve_experiments(ExperimentNames n, Experimen
                         std::to_string(s.iterations) + ")"};
   }
   DAGSGD_TRY(find_tools(s));
-  ExperimentGrid g{{}, n.ranks, n.overlaps, {}};
+  ExperimentGrid g{{}, n.ranks, n.overlaps, {}, n.exchanges};
   auto all = load_cluster_profiles(s.profiles_file);
   if (!all) return all.error();
   std::vector<std::string> names;
@@ -195,6 +198,19 @@ model::Expected<ExperimentGrid> resolve_experiments(ExperimentNames n, Experimen
     if (o != "none" && o != "wfbp") {
       return model::Error{"--overlap '" + o + "': valid values are none, wfbp"};
     }
+  }
+  const model::NameRegistry exchanges(
+      "exchange",
+      std::vector<std::string>(std::begin(kValidatedExchanges), std::end(kValidatedExchanges)));
+  if (g.exchanges.empty()) return model::Error{"--exchange: give at least one exchange"};
+  for (const auto& e : g.exchanges) {
+    if (e == "ps") {
+      return model::Error{
+          "--exchange 'ps': replay keeps a parameter server's spans as measured (no plan of the "
+          "model prices them), so a grid of ps runs has nothing to predict; valid values are "
+          "allreduce, rsag, asa"};
+    }
+    DAGSGD_TRY(exchanges.check(e));
   }
   return g;
 }
@@ -265,6 +281,7 @@ model::Expected<void> write_grid(const std::string& path, const ExperimentGrid& 
   for (const auto& p : g.profiles) doc["profiles"].push_back(p.name);
   doc["ranks"] = g.ranks;
   doc["overlaps"] = g.overlaps;
+  doc["exchanges"] = g.exchanges;
   doc["models"] = Json::array();
   for (const auto* m : g.models) doc["models"].push_back(m->name);
   doc["iterations"] = s.iterations;
@@ -310,6 +327,19 @@ model::Expected<bool> read_grid(const std::string& path, ExperimentNames& n,
       return model::Error{where + ": 'ranks' holds a value that is not a rank count (2 or more)"};
     }
     got.ranks.push_back(v.get<int>());
+  }
+  // Recorded since `--exchange`; a grid file from before measured allreduce.
+  got.exchanges = {"allreduce"};
+  if (doc.contains("exchanges")) {
+    const Json& e = doc["exchanges"];
+    if (!e.is_array() || e.empty()) {
+      return model::Error{where + ": 'exchanges' is not a non-empty list"};
+    }
+    got.exchanges.clear();
+    for (const auto& v : e) {
+      if (!v.is_string()) return model::Error{where + ": 'exchanges' holds a non-string"};
+      got.exchanges.push_back(v.get<std::string>());
+    }
   }
   ExperimentSettings set = s;
   struct Setting {
@@ -424,10 +454,10 @@ Measurement Experiments::train(const ExperimentRun& run, int repeat) const {
     argv.push_back(s_.dagsgd);
     argv.emplace_back("train");
     argv.insert(argv.end(), run.model->train_args.begin(), run.model->train_args.end());
-    argv.insert(argv.end(),
-                {"--iterations", std::to_string(run_iterations(run)), "--warmup",
-                 std::to_string(s_.warmup), "--batch", std::to_string(s_.batch), "--overlap",
-                 run.overlap, "--no-eval", "--trace", m.run_dir, "--force"});
+    argv.insert(argv.end(), {"--iterations", std::to_string(run_iterations(run)), "--warmup",
+                             std::to_string(s_.warmup), "--batch", std::to_string(s_.batch),
+                             "--overlap", run.overlap, "--exchange", run.exchange, "--no-eval",
+                             "--trace", m.run_dir, "--force"});
     const double t0 = now_s();
     ProcessOptions po;
     po.log = log_path("train_" + run.dir_name(repeat));
@@ -453,6 +483,15 @@ Measurement Experiments::train(const ExperimentRun& run, int repeat) const {
               std::to_string(manifest->iterations.warmup) + " warm-up), this grid trains " +
               std::to_string(want) + " (" + std::to_string(s_.warmup) +
               " warm-up): remove it, or give another --out";
+    return m;
+  }
+  // A reused run of another exchange would be predicted as this one (a manifest that predates
+  // the key trained allreduce).
+  const auto ex = manifest->config.find("exchange");
+  const std::string traced = ex == manifest->config.end() ? "allreduce" : ex->second;
+  if (traced != run.exchange) {
+    m.error = "run directory '" + m.run_dir + "' trained --exchange " + traced +
+              ", this grid's run trains " + run.exchange + ": remove it, or give another --out";
     return m;
   }
   m.mean_s = manifest->iterations.mean_s;

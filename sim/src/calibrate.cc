@@ -214,6 +214,11 @@ Expected<LogCalibration> calibrate_logs(const std::vector<BenchmarkLog>& logs,
   out.fabric = std::move(*fabric);
   if (settings.keep_measured) {
     out.fabric.measured_allreduce = measured_curves(logs);
+    // The curves grow beyond their largest size as the fitted formula does; a ring fit keeps the
+    // default (what `auto` picks), which every entry written before the key had.
+    if (settings.algorithm != "ring") {
+      for (auto& c : out.fabric.measured_allreduce) c.algorithm = settings.algorithm;
+    }
     // A formula fit above the stated line rate says the library does not run that formula's
     // algorithm (or the link passed a burst), not that the wire is faster. With the curves
     // kept they price each collective, and the line rate is what collectives in flight share

@@ -153,6 +153,10 @@ model::Expected<CommModelInfo> choose_comm_model(const TraceDag& td, const Repla
         options.target->intra.measured.empty() && options.target->inter.measured.empty()) {
       info.algorithm = td.traced_algorithm;
     }
+    // Our runtime's asa and rsag are not the library's allreduce that curves and stacks describe.
+    if (info.algorithm == "auto" && !td.exchange_algorithm.empty()) {
+      info.algorithm = td.exchange_algorithm;
+    }
     info.topology.intra = options.target->intra;
     info.topology.inter = options.target->inter;
     if (options.target->nodes > 0 && options.target->gpus_per_node > 0) {

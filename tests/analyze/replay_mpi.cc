@@ -130,6 +130,13 @@ TEST(ReplayMpi, AsaAndRsagRunsArePricedByTheModel) {
     EXPECT_LE(nvlink["predicted_iteration_s"].get<double>(),
               pcie["predicted_iteration_s"].get<double>())
         << exchange;
+    // A fabric's measured curve and a stack's rules describe the library's MPI_Iallreduce, not
+    // this exchange: neither prices its spans, the exchange's own row does.
+    auto curve = replay_json(dir, "--intra cu --inter cu --fabric-file " +
+                                      write_fabric(dir, "cu", 8, 8, two_rank_curve(1100)));
+    EXPECT_EQ(curve["comm"]["algorithm"], exchange) << curve["comm"].dump();
+    auto stack = replay_json(dir, "--intra 10gbe --inter 10gbe --stack openmpi-4.1-tcp");
+    EXPECT_EQ(stack["comm"]["algorithm"], exchange) << stack["comm"].dump();
     fs::remove_all(dir);
   }
 }

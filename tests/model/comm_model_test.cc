@@ -296,6 +296,11 @@ TEST(CommModel, MeasuredCurveByHand) {
   // Above the largest: the formula's growth from there. The ring on 4: 2(p-1)/p·Δbytes·β +
   // (p-1)/p·Δbytes·γ = 1.5·1e6 + 0.375·1e6 for 1 MB more.
   EXPECT_EQ(measured_cost(t, "auto", 2 * kMegabyte), 1'100'000 + 1'875'000);
+  // A curve that says which algorithm the library ran grows as that one does: the binomial on
+  // 4 (d = 2) adds 2d·Δbytes·β + d·Δbytes·γ = 4·1e6 + 2·0.5·1e6.
+  t.intra.measured[1].algorithm = "binomial";
+  EXPECT_EQ(measured_cost(t, "auto", 2 * kMegabyte), 1'100'000 + 5'000'000);
+  t.intra.measured[1].algorithm.clear();
   // fp16 halves the bytes: 500 elements are 1000 bytes.
   EXPECT_EQ(measured_cost(t, "auto", 500, Precision::kFp16), 100'000);
   ExchangeConfig c;

@@ -149,7 +149,13 @@ TEST(Hardware, MeasuredAllreduceRoundTrip) {
                           {4, {{1024, 90'000}, {4096, 95'500}, {1 << 20, 4'000'000}}}};
   const std::string text = fabric_to_json(f);
   EXPECT_NE(text.find("\"allreduce_measured\""), std::string::npos) << text;
+  // No algorithm said: none written (entries from before the key read as they did).
+  EXPECT_EQ(text.find("\"algorithm\""), std::string::npos) << text;
   EXPECT_EQ(read_back("bench", text).measured_allreduce, f.measured_allreduce);
+  f.measured_allreduce[1].algorithm = "binomial";
+  const std::string with = fabric_to_json(f);
+  EXPECT_NE(with.find("\"algorithm\": \"binomial\""), std::string::npos) << with;
+  EXPECT_EQ(read_back("bench", with).measured_allreduce, f.measured_allreduce);
 }
 
 TEST(Hardware, BadMeasuredAllreduceSaysWhere) {
@@ -168,6 +174,10 @@ TEST(Hardware, BadMeasuredAllreduceSaysWhere) {
       {R"([{"ranks": 2, "sizes_bytes": [4, 8], "latency_us": [1, 2]},
            {"ranks": 2, "sizes_bytes": [4, 8], "latency_us": [1, 2]}])",
        "a second curve for 2 ranks"},
+      {R"([{"ranks": 2, "sizes_bytes": [4, 8], "latency_us": [1, 2], "algorithm": "auto"}])",
+       "'algorithm' \"auto\" is not an allreduce formula; valid: ring"},
+      {R"([{"ranks": 2, "sizes_bytes": [4, 8], "latency_us": [1, 2], "algorithm": 3}])",
+       "'algorithm' must be a string"},
   };
   for (const auto& k : cases) {
     std::string row = kFabric;

@@ -138,5 +138,37 @@ TEST(ValidationRepeats, TheTableAndTheJsonSayHowFarTheRepeatsLie) {
   EXPECT_FALSE(one["measured"][0].contains("repeats"));
 }
 
+// A grid of other exchanges than allreduce names them in the table, the JSON, the replay files
+// and the repeats' worst; a grid of allreduce alone keeps the table it had.
+TEST(ValidationExchanges, TheTableNamesTheExchangeWhenAGridHasOthers) {
+  ValidationReport rep;
+  rep.measured = {run("emu-600m", "mlp-wide", 0.30, {}), run("emu-250m", "mlp-wide", 0.60, {})};
+  sim::ValidationPrediction p;
+  p.source = 0;
+  p.target = 1;
+  p.mode = "profile";
+  p.ok = true;
+  p.measured_s = 0.60;
+  p.predicted_s = 0.57;
+  p.error = -0.05;
+  rep.predictions = {p};
+  const std::string plain = validation_table(rep);
+  EXPECT_EQ(plain.find("exchange"), std::string::npos) << plain;
+  EXPECT_EQ(validation_replay_file(rep.measured, p),
+            "predictions/replay_emu-600m_to_emu-250m_p2_wfbp_mlp-wide_profile.json");
+  for (auto& m : rep.measured) m.exchange = "rsag";
+  const std::string table = validation_table(rep);
+  EXPECT_NE(table.find("overlap exchange  model"), std::string::npos) << table;
+  EXPECT_NE(table.find("wfbp    rsag      mlp-wide"), std::string::npos) << table;
+  EXPECT_EQ(validation_replay_file(rep.measured, p),
+            "predictions/replay_emu-600m_to_emu-250m_p2_wfbp_rsag_mlp-wide_profile.json");
+  const auto doc = nlohmann::json::parse(validation_json(rep));
+  EXPECT_EQ(doc["measured"][1]["exchange"], "rsag");
+  EXPECT_EQ(doc["predictions"][0]["exchange"], "rsag");
+  rep.measured = {run("emu-600m", "cnn", 0.10, {0.10, 0.08, 0.13})};
+  rep.measured[0].exchange = "asa";
+  EXPECT_EQ(sim::summarize_repeats(rep.measured).worst, "emu-600m p2 wfbp asa cnn");
+}
+
 }  // namespace
 }  // namespace dagsgd::reports

@@ -45,6 +45,20 @@ TEST(EmulatedCluster, UnknownNamesListTheValidOnes) {
   n = ExperimentNames{};
   n.overlaps = {"mgwfbp"};
   EXPECT_FALSE(resolve_experiments(n, s).ok());
+  n = ExperimentNames{};
+  n.exchanges = {"allreduce", "ring"};
+  g = resolve_experiments(n, s);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("unknown exchange 'ring'"), std::string::npos)
+      << g.error().message;
+  EXPECT_NE(g.error().message.find("rsag"), std::string::npos) << g.error().message;
+  // A parameter server's spans stay measured in replay: nothing to predict, said so.
+  n.exchanges = {"ps"};
+  g = resolve_experiments(n, s);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("--exchange 'ps'"), std::string::npos) << g.error().message;
+  n.exchanges = {};
+  EXPECT_FALSE(resolve_experiments(n, s).ok());
 }
 
 TEST(EmulatedCluster, QuickGridAndTheOrderOfRuns) {
@@ -212,6 +226,47 @@ TEST(EmulatedCluster, TheGridReadsBackFromItsFile) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(EmulatedCluster, ExchangesAreADimensionOfTheGrid) {
+  ExperimentSettings s = settings();
+  ExperimentNames n;
+  n.quick = true;
+  n.exchanges = {"allreduce", "rsag"};
+  auto g = resolve_experiments(n, s);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const auto runs = g->runs();
+  ASSERT_EQ(runs.size(), 4u);
+  // Allreduce runs keep the names grids had before the dimension; the profiles stay innermost.
+  EXPECT_EQ(runs[0].id(), "emu-600m_p2_wfbp_mlp-wide");
+  EXPECT_EQ(runs[1].id(), "emu-250m_p2_wfbp_mlp-wide");
+  EXPECT_EQ(runs[2].id(), "emu-600m_p2_wfbp_rsag_mlp-wide");
+  EXPECT_EQ(runs[3].id(), "emu-250m_p2_wfbp_rsag_mlp-wide");
+  EXPECT_EQ(runs[3].exchange, "rsag");
+
+  const std::string dir = temp_dir("exchanges");
+  const std::string path = dir + "/" + kGridFile;
+  ASSERT_TRUE(write_grid(path, *g, s).ok());
+  ExperimentSettings back = settings();
+  ExperimentNames names;
+  auto read = read_grid(path, names, back);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(names.exchanges, n.exchanges);
+  // A grid file from before the dimension measured allreduce.
+  std::ofstream(path) << R"({"profiles": ["emu-600m"], "ranks": [2], "overlaps": ["none"],
+                            "models": ["cnn"], "iterations": 20, "warmup": 4, "batch": 64,
+                            "ranks_per_host": 1, "bench_iterations": 10})";
+  names.exchanges = {"asa"};
+  read = read_grid(path, names, back);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(names.exchanges, (std::vector<std::string>{"allreduce"}));
+  std::ofstream(path) << R"({"profiles": ["emu-600m"], "ranks": [2], "overlaps": ["none"],
+                            "models": ["cnn"], "iterations": 20, "warmup": 4, "batch": 64,
+                            "ranks_per_host": 1, "bench_iterations": 10, "exchanges": []})";
+  read = read_grid(path, names, back);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().message.find("'exchanges'"), std::string::npos) << read.error().message;
+  std::filesystem::remove_all(dir);
+}
+
 // Two validates on one directory: the second is refused while the first holds it.
 TEST(EmulatedCluster, OneValidatePerDirectory) {
   ExperimentSettings s = settings();
@@ -286,6 +341,19 @@ TEST(EmulatedCluster, ShortIterationModelsRunLongerAndReusedRunsMustFit) {
   const Measurement fits = e.train(runs[2]);
   EXPECT_TRUE(fits.ok) << fits.error;
   EXPECT_DOUBLE_EQ(fits.mean_s, 0.05);
+  // A reused run of another exchange is refused, not predicted as this grid's run (a manifest
+  // without the key trained allreduce).
+  ExperimentRun rsag = runs[2];
+  rsag.exchange = "rsag";
+  std::filesystem::create_directories(s.out + "/runs/" + rsag.dir_name(0));
+  std::filesystem::copy(
+      s.out + "/runs/" + runs[2].dir_name(0), s.out + "/runs/" + rsag.dir_name(0),
+      std::filesystem::copy_options::overwrite_existing | std::filesystem::copy_options::recursive);
+  const Measurement other = e.train(rsag);
+  ASSERT_FALSE(other.ok);
+  EXPECT_NE(other.error.find("trained --exchange allreduce, this grid's run trains rsag"),
+            std::string::npos)
+      << other.error;
   std::filesystem::remove_all(s.out);
 }
 

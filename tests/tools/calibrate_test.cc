@@ -154,6 +154,25 @@ TEST(Calibrate, ALineRateBelowTheFitStaysWhenTheCurvesAreKept) {
   }
 }
 
+// The curves a fit keeps grow beyond their largest size as the fitted formula does: a fit of
+// another formula than the ring says which in each curve; a ring fit writes what it always did.
+TEST(Calibrate, KeptCurvesSayWhichFormulaWasFitted) {
+  const std::string base = temp_dir() + "/formula";
+  for (const std::string algorithm : {"ring", "binomial"}) {
+    SCOPED_TRACE(algorithm);
+    const std::string out = base + "-" + algorithm + ".json";
+    std::remove(out.c_str());
+    CliResult r = run("calibrate " + kBcaffe + "allreduce4.log --ranks 4 --name f --algorithm " +
+                      algorithm + " --out " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    auto f = entry_in(out, "f");
+    ASSERT_TRUE(f.ok()) << f.error().message;
+    ASSERT_EQ(f->measured_allreduce.size(), 1u);
+    EXPECT_EQ(f->measured_allreduce[0].algorithm, algorithm == "ring" ? "" : algorithm);
+    std::remove(out.c_str());
+  }
+}
+
 TEST(Calibrate, OutWritesALoadableFabricAndRefusesToOverwrite) {
   const std::string out = temp_dir() + "/fit.json";
   std::remove(out.c_str());

@@ -65,7 +65,7 @@ model::Expected<reports::ValidationReport> Campaign::run() {
         rep.problems.push_back(runs[i].dir_name(static_cast<int>(repeats.size())) + ": " + m.error);
       }
       repeats.push_back({runs[i].profile, runs[i].ranks, runs[i].overlap, runs[i].model->name,
-                         m.run_dir, m.ok, m.mean_s, m.p50_s, m.cpus, m.error});
+                         m.run_dir, m.ok, m.mean_s, m.p50_s, m.cpus, m.error, runs[i].exchange});
     }
     rep.measured.push_back(validator.median_of_repeats(repeats, rep.problems));
   }

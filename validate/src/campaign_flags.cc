@@ -25,6 +25,11 @@ const std::vector<model::FlagSpec<CampaignSettings>>& campaign_flags() {
        .field = flag_field(&S::names, &N::overlaps),
        .help = "overlap policies (none,wfbp)",
        .list = true},
+      {.name = "--exchange",
+       .field = flag_field(&S::names, &N::exchanges),
+       .help = "gradient exchanges of `dagsgd train`: allreduce, rsag (reduce-scatter, then "
+               "all-gather), asa (alltoall, sum, allgather) (allreduce)",
+       .list = true},
       {.name = "--models",
        .field = flag_field(&S::names, &N::models),
        .help = "models: cnn (compute-heavy; runs 4x --iterations), mlp-wide "
@@ -87,8 +92,9 @@ const std::vector<model::FlagSpec<CampaignSettings>>& campaign_flags() {
 
 bool names_the_grid(const std::vector<std::string>& given) {
   static const char* const kGridFlags[] = {
-      "--profiles", "--ranks", "--overlap",        "--models",           "--quick",  "--iterations",
-      "--warmup",   "--batch", "--ranks-per-host", "--bench-iterations", "--repeats"};
+      "--profiles", "--ranks",          "--overlap",          "--exchange",
+      "--models",   "--quick",          "--iterations",       "--warmup",
+      "--batch",    "--ranks-per-host", "--bench-iterations", "--repeats"};
   return std::any_of(given.begin(), given.end(), [](const std::string& g) {
     return std::find(std::begin(kGridFlags), std::end(kGridFlags), g) != std::end(kGridFlags);
   });

@@ -38,6 +38,10 @@ struct MeasuredAllreduce {
   // broadcast is handed to the transport, while the others still receive it); empty if not
   // reported.
   std::vector<Nanos> fastest;
+  // The allreduce algorithm the library ran for these points (a row of collective_algorithms(),
+  // what `dagsgd calibrate --algorithm` fitted): beyond the largest size the time grows as its
+  // formula does. "" (the default, and what a ring fit writes): as the formula `auto` picks.
+  std::string algorithm;
   bool operator==(const MeasuredAllreduce&) const = default;
 };
 

@@ -66,7 +66,10 @@ struct ExperimentRun {
   int ranks = 0;
   std::string overlap;
   const TrainingModel* model = nullptr;
-  std::string id() const;  // "emu-600m_p2_wfbp_mlp-wide"
+  std::string exchange = "allreduce";  // `dagsgd train --exchange`
+  // "emu-600m_p2_wfbp_mlp-wide"; another exchange than allreduce follows the overlap:
+  // "emu-600m_p2_wfbp_rsag_mlp-wide".
+  std::string id() const;
   // Its directory below runs/ for repeat `repeat` (from 0): id(), then id() + ".r2", ".r3", ...
   std::string dir_name(int repeat) const;
 };
@@ -87,17 +90,25 @@ struct ExperimentNames {
   std::vector<int> ranks{2, 4};
   std::vector<std::string> overlaps{"none", "wfbp"};
   std::vector<std::string> models{"cnn", "mlp-wide"};
+  // Gradient exchanges of `dagsgd train` (kValidatedExchanges).
+  std::vector<std::string> exchanges{"allreduce"};
   // The short CI version: emu-600m and emu-250m, 2 ranks, wfbp, mlp-wide, 15 iterations (3 of
   // them warm-up); replaces the lists above and the settings' iterations.
   bool quick = false;
 };
 
-// The names resolved: every training run is one model x rank count x overlap x profile.
+// The exchanges a grid can measure: those whose collectives replay prices by a plan of the model
+// (`ps`, one server on rank 0, has none: its spans stay measured, nothing would be predicted).
+inline constexpr const char* kValidatedExchanges[] = {"allreduce", "rsag", "asa"};
+
+// The names resolved: every training run is one model x rank count x overlap x exchange x
+// profile.
 struct ExperimentGrid {
   std::vector<ClusterProfile> profiles;
   std::vector<int> ranks;
   std::vector<std::string> overlaps;
   std::vector<const TrainingModel*> models;
+  std::vector<std::string> exchanges{"allreduce"};
   // In that order, the profiles innermost (the runs one prediction compares stand together).
   std::vector<ExperimentRun> runs() const;
 };
@@ -114,8 +125,8 @@ model::Expected<void> write_profile_fabrics(const std::string& path,
 
 // The grid an output directory was measured with, kept as OUT/grid.json (kGridFile) so that a
 // later `validate --reuse` on it re-predicts the same runs: the resolved names (profiles, ranks,
-// overlaps, models) and the settings that change a measurement (iterations, warm-up, batch, ranks
-// per host, benchmark iterations, repeats).
+// overlaps, models, exchanges: a file without exchanges measured allreduce) and the settings that
+// change a measurement (iterations, warm-up, batch, ranks per host, benchmark iterations, repeats).
 inline constexpr const char* kGridFile = "grid.json";
 model::Expected<void> write_grid(const std::string& path, const ExperimentGrid& g,
                                  const ExperimentSettings& s);

@@ -28,6 +28,7 @@ struct MeasuredRun {
   double p50_s = 0;
   int cpus = 0;  // CPUs the ranks shared, 0 when not recorded
   std::string error;
+  std::string exchange = "allreduce";  // `dagsgd train --exchange`
   // With `validate --repeats N`: every repeat of this configuration that ran (its directory, mean
   // iteration and its slowest rank's mean computation per iteration); empty with one repeat.
   // `mean_s` (and p50_s, cpus) are then the repeat of median mean iteration, and `run_dir`, the
@@ -42,7 +43,7 @@ struct MeasuredRun {
   std::vector<Repeat> repeats;
   // Runs of one configuration on two fabrics predict each other.
   bool same_config(const MeasuredRun& o) const {
-    return ranks == o.ranks && overlap == o.overlap && model == o.model;
+    return ranks == o.ranks && overlap == o.overlap && model == o.model && exchange == o.exchange;
   }
 };
 

@@ -98,6 +98,11 @@ struct TraceDag {
   std::vector<int> cpus;
   // The algorithm NCCL's kernel names carry ("ring", "tree"), or "" when the trace says none.
   std::string traced_algorithm;
+  // Our runtime's own exchange when it is not the library's allreduce ("asa", "rsag"; "" for
+  // every other run): the algorithm its allreduce spans run on any fabric. A fabric's measured
+  // curves and a stack's rules describe the library's MPI_Iallreduce, another operation, so
+  // neither chooses for these spans.
+  std::string exchange_algorithm;
   // A resource with unlimited slots: collectives joined there progress together (the flow-level
   // tier shares their links) instead of one after another.
   model::ResourceId concurrent_resource = -1;
