@@ -181,9 +181,8 @@ Expected<std::vector<MeasuredAllreduce>> parse_measured(const Json& j) {
       m.algorithm = a->get<std::string>();
       std::vector<std::string> formulas = comm_algorithm_names();
       std::erase(formulas, std::string("auto"));
-      if (std::find(formulas.begin(), formulas.end(), m.algorithm) == formulas.end()) {
-        return Error{where + ": 'algorithm' " + message::short_dump(*a) +
-                     " is not an allreduce formula; valid: " + NameRegistry("", formulas).list()};
+      if (auto known = NameRegistry("allreduce formula", formulas).check(m.algorithm); !known) {
+        return Error{where + ": 'algorithm': " + known.error().message};
       }
     }
     if (!seen.insert(m.ranks).second) {

@@ -207,8 +207,8 @@ model::Expected<ExperimentGrid> resolve_experiments(ExperimentNames n, Experimen
     if (e == "ps") {
       return model::Error{
           "--exchange 'ps': replay keeps a parameter server's spans as measured (no plan of the "
-          "model prices them), so a grid of ps runs has nothing to predict; valid values are "
-          "allreduce, rsag, asa"};
+          "model prices them), so a grid of ps runs has nothing to predict; valid values are " +
+          exchanges.list()};
     }
     DAGSGD_TRY(exchanges.check(e));
   }

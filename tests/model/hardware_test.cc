@@ -175,7 +175,7 @@ TEST(Hardware, BadMeasuredAllreduceSaysWhere) {
            {"ranks": 2, "sizes_bytes": [4, 8], "latency_us": [1, 2]}])",
        "a second curve for 2 ranks"},
       {R"([{"ranks": 2, "sizes_bytes": [4, 8], "latency_us": [1, 2], "algorithm": "auto"}])",
-       "'algorithm' \"auto\" is not an allreduce formula; valid: ring"},
+       "'algorithm': unknown allreduce formula 'auto'"},
       {R"([{"ranks": 2, "sizes_bytes": [4, 8], "latency_us": [1, 2], "algorithm": 3}])",
        "'algorithm' must be a string"},
   };

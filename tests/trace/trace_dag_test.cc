@@ -285,12 +285,12 @@ TEST(TraceDag, OurRuntimesAsaAndRsagExchangesAreAllreducesByTheirRows) {
     EXPECT_EQ(b.dag.collectives[0].name, exchange);
     const bool row = exchange != "ps";
     EXPECT_EQ(b.dag.collectives[0].kind, row ? CollectiveKind::kAllreduce : CollectiveKind::kNone);
-    EXPECT_EQ(b.dag.traced_algorithm, row ? exchange : "");
+    EXPECT_EQ(b.dag.exchange_algorithm, row ? exchange : "");
     std::filesystem::remove_all(dir);
   }
   // The allreduce exchange's run names no algorithm.
   const std::string plain = ssgd_run();
-  EXPECT_EQ(build({plain}).dag.traced_algorithm, "");
+  EXPECT_EQ(build({plain}).dag.exchange_algorithm, "");
   std::filesystem::remove_all(plain);
 }
 

@@ -149,10 +149,7 @@ model::Expected<TraceDag> build_trace_dag(const ImportedRun& run) {
   // Our runtime's asa and rsag exchanges are allreduces by those algorithms, whatever the fabric.
   if (out.mode == TraceMode::kSsgd) {
     for (const auto& c : out.collectives) {
-      if (detail::is_runtime_allreduce(c.name)) {
-        out.traced_algorithm = c.name;
-        out.exchange_algorithm = c.name;
-      }
+      if (detail::is_runtime_allreduce(c.name)) out.exchange_algorithm = c.name;
     }
   }
   out.dag.finalize();
