@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <unordered_map>
+#include <vector>
 
 #include "dagsgd/sim/trace_replay.h"
 #include "dagsgd/trace/collective.h"
@@ -17,8 +19,17 @@ using model::Nanos;
 
 namespace {
 
-bool is_comm_kernel(const trace::ImportedRank& rk, const trace::ImportedEvent& e) {
-  return e.collective >= 0 || trace::is_nccl_kernel(rk.str(e.name));
+// Which of a rank's interned names are NCCL kernels, worked out once per name (kernel names run
+// to hundreds of bytes; a trace holds hundreds of thousands of kernels and few names).
+std::vector<char> nccl_names(const trace::ImportedRank& rk) {
+  std::vector<char> out(rk.strings.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = trace::is_nccl_kernel(rk.strings[i]);
+  return out;
+}
+
+bool is_comm_kernel(const std::vector<char>& nccl, const trace::ImportedEvent& e) {
+  return e.collective >= 0 || (e.name >= 0 && static_cast<std::size_t>(e.name) < nccl.size() &&
+                               nccl[static_cast<std::size_t>(e.name)] != 0);
 }
 
 // Length of `iv` covered by `merged` (sorted, disjoint): only the intervals that can touch it
@@ -51,19 +62,28 @@ OverlapSlowdown measure_overlap(const trace::ImportedRun& run, bool comm_subject
       ++out.untimed_ranks;
       continue;
     }
+    const std::vector<char> nccl = nccl_names(rk);
     std::map<std::int64_t, std::vector<Interval>> others;  // by device
     for (const auto& e : rk.events) {
       if (e.category != trace::EventCategory::kKernel || e.dur <= 0) continue;
-      if (is_comm_kernel(rk, e) != comm_subjects) others[e.device].push_back({e.ts, e.ts + e.dur});
+      if (is_comm_kernel(nccl, e) != comm_subjects)
+        others[e.device].push_back({e.ts, e.ts + e.dur});
     }
     for (auto& [device, v] : others) v = merge(std::move(v));
+    // This rank's (name id, launch shape) -> its kernel's samples: one string key per kernel,
+    // not per event.
+    std::unordered_map<std::uint64_t, KernelSamples*> samples_of;
     for (const auto& e : rk.events) {
       if (e.category != trace::EventCategory::kKernel || e.dur <= 0) continue;
-      if (is_comm_kernel(rk, e) != comm_subjects) continue;
+      if (is_comm_kernel(nccl, e) != comm_subjects) continue;
       ++out.seen;
       auto o = others.find(e.device);
       const Nanos ov = o == others.end() ? 0 : covered(o->second, {e.ts, e.ts + e.dur});
-      auto& s = by_kernel[{rk.str(e.name), e.launch}];
+      KernelSamples*& slot =
+          samples_of[(static_cast<std::uint64_t>(static_cast<std::uint32_t>(e.name)) << 32) |
+                     e.launch];
+      if (slot == nullptr) slot = &by_kernel[{rk.str(e.name), e.launch}];
+      auto& s = *slot;
       if (ov == 0) {
         s.alone_sum += e.dur;
         ++s.alone;

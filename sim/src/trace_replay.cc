@@ -101,15 +101,29 @@ model::Expected<model::Dag> host_cpu_dag(const TraceDag& td, const ReplayOptions
   return share_host_cpus(td.dag, target, scale);
 }
 
-// The DAG with the collectives' parts set to `times` scaled by `comm_scale` (0: free
-// communication), simulated; under the flow-level tier the collectives' transfers run on
-// `network` (with its links `1 / comm_scale` as fast), on a resource where they progress
-// together.
-model::Expected<SimResult> simulate_scaled(const TraceDag& td, const model::Dag& base,
+// The resources of the tasks simulate_scaled may put on the flow tier's concurrent resource, as
+// the DAG had them: a run without the flow tier gives them back.
+struct CollectiveResources {
+  std::vector<model::ResourceId> task;
+  std::vector<model::ResourceId> spread;
+  explicit CollectiveResources(const TraceDag& td, const model::Dag& dag) {
+    for (const auto& c : td.collectives) {
+      task.push_back(dag.task(c.task).resource);
+      spread.push_back(c.spread_task != model::kNoTask ? dag.task(c.spread_task).resource : 0);
+    }
+  }
+};
+
+// `dag` (the replay's one working copy: its collectives' durations and resources are set here on
+// every run, nothing else changes) with the collectives' parts set to `times` scaled by
+// `comm_scale` (0: free communication), simulated; under the flow-level tier the collectives'
+// transfers run on `network` (with its links `1 / comm_scale` as fast), on a resource where they
+// progress together.
+model::Expected<SimResult> simulate_scaled(const TraceDag& td, model::Dag& dag,
+                                           const CollectiveResources& resources,
                                            const detail::CollectiveTimes& times, double comm_scale,
                                            const ReplayOptions& options, Engine& engine,
                                            std::unique_ptr<FlowNetwork>* network = nullptr) {
-  model::Dag dag = base;
   auto scaled = [comm_scale](Nanos d) {
     return static_cast<Nanos>(std::llround(static_cast<double>(d) * comm_scale));
   };
@@ -122,6 +136,10 @@ model::Expected<SimResult> simulate_scaled(const TraceDag& td, const model::Dag&
     const auto& c = td.collectives[ci];
     const auto& p = times.phases[ci];
     dag.mutable_task(c.task).duration = scaled(p.body);
+    dag.mutable_task(c.task).resource = resources.task[ci];
+    if (c.spread_task != model::kNoTask) {
+      dag.mutable_task(c.spread_task).resource = resources.spread[ci];
+    }
     if (c.startup_task != model::kNoTask) {
       dag.mutable_task(c.startup_task).duration = scaled(p.startup);
     }
@@ -213,21 +231,25 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
     out.scale.note = scale_note(out.scale.traced, {out.scale.gpus});
   }
 
-  model::Dag base_dag = td.dag;
+  // One working copy of the DAG for the three runs (the trace's own, or the host-CPU one).
+  model::Dag base_dag;
   if (options.cpus > 0) {
     auto cpu = host_cpu_dag(td, options, out.cpu);
     if (!cpu) return cpu.error();
     base_dag = std::move(*cpu);
   } else if (options.ranks_per_machine != 0) {
     return model::Error{"ranks per machine on the target need the cores of each machine"};
+  } else {
+    base_dag = td.dag;
   }
+  const CollectiveResources resources(td, base_dag);
   if (options.cluster && !options.target) {
     return model::Error{"the flow-level tier replays onto a target fabric (give one)"};
   }
   std::unique_ptr<FlowNetwork> network;
   // One engine for the three runs: it keeps its tables, which are large for a large trace.
   Engine engine;
-  auto base_sim = simulate_scaled(td, base_dag, *times, 1.0, options, engine, &network);
+  auto base_sim = simulate_scaled(td, base_dag, resources, *times, 1.0, options, engine, &network);
   if (!base_sim) return base_sim.error();
   out.sim = std::move(*base_sim);
   out.predicted_iteration = detail::sim_iterations(td, out.sim);
@@ -237,7 +259,7 @@ model::Expected<ReplayResult> replay_trace(const TraceDag& td, const ReplayOptio
                   ? (out.predicted_mean_s - out.measured_mean_s) / out.measured_mean_s
                   : 0;
   for (double scale : {0.0, 0.5}) {
-    auto s = simulate_scaled(td, base_dag, *times, scale, options, engine);
+    auto s = simulate_scaled(td, base_dag, resources, *times, scale, options, engine);
     if (!s) return s.error();
     double m = detail::mean_s(detail::sim_iterations(td, *s), out.warmup);
     double rel = out.predicted_mean_s > 0 ? (m - out.predicted_mean_s) / out.predicted_mean_s : 0;

@@ -56,8 +56,10 @@ class FileText {
   std::size_t capacity() const { return map_ != nullptr ? map_bytes_ : text_.capacity(); }
   std::string_view view() const { return {data(), size()}; }
   bool mapped() const { return map_ != nullptr; }
-  // Gives the memory back; the text is empty afterwards.
+  // Gives the memory back; the text is empty afterwards. A text of kBackgroundReleaseBytes or
+  // more is given back on a detached thread, after this returns.
   void release();
+  static constexpr std::size_t kBackgroundReleaseBytes = std::size_t{16} << 20;
 
  private:
   friend Expected<FileText> read_file_text(const std::string& path, std::int64_t max_bytes);
