@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <filesystem>
-#include <system_error>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -274,25 +274,29 @@ void FileText::release() {
   const std::size_t bytes = map != nullptr ? map_bytes : text_.capacity();
   map_ = nullptr;
   map_bytes_ = size_ = 0;
-  if (bytes < kBackgroundReleaseBytes) {
-    if (map != nullptr) ::munmap(map, map_bytes);
-    std::string().swap(text_);
-    return;
+  if (bytes >= kBackgroundReleaseBytes) {
+    // A large text goes back on a thread of its own: unmapping tens of MB (each page's table
+    // entry cleared, each page freed) took 8% of an import of 78 MB (docs/performance.md), time
+    // the reader's caller does not need to wait for.
+    std::string* text = nullptr;
+    try {
+      text = new std::string(std::move(text_));
+      std::thread([map, map_bytes, text] {
+        if (map != nullptr) ::munmap(map, map_bytes);
+        delete text;
+      }).detach();
+      return;
+    } catch (const std::exception&) {
+      // No memory or no thread to be had: here, then (`text_` still holds the text when the
+      // new string could not be made).
+      if (map != nullptr) ::munmap(map, map_bytes);
+      delete text;
+      std::string().swap(text_);
+      return;
+    }
   }
-  // A large text goes back on a thread of its own: unmapping tens of MB (each page's table entry
-  // cleared, each page freed) took 8% of an import of 78 MB (docs/performance.md), time the
-  // reader's caller does not need to wait for.
-  auto* text = new std::string(std::move(text_));
+  if (map != nullptr) ::munmap(map, map_bytes);
   std::string().swap(text_);
-  auto give_back = [map, map_bytes, text] {
-    if (map != nullptr) ::munmap(map, map_bytes);
-    delete text;
-  };
-  try {
-    std::thread(give_back).detach();
-  } catch (const std::system_error&) {
-    give_back();  // no thread to be had: here, then
-  }
 }
 
 Expected<FileText> read_file_text(const std::string& path, std::int64_t max_bytes) {

@@ -174,6 +174,36 @@ TEST(ReadFileText, MapsLargePlainFilesReadsTheRestAndWritesNothingBack) {
   std::remove(gz.c_str());
 }
 
+// A text of kBackgroundReleaseBytes or more goes back on a thread of its own: the FileText is
+// empty at once and can hold another text; the mapping and the buffer are given back later (under
+// the sanitizers, neither is touched after that nor leaked); a smaller one goes back at once.
+// Mapped and in memory, below and at the line, several in a row.
+TEST(FileText, LargeTextsAreGivenBackAfterReleaseReturns) {
+  const std::size_t line = FileText::kBackgroundReleaseBytes;
+  const std::string path = temp_path("large.json");
+  for (std::size_t size : {line / 2, line}) {
+    const std::string text(size, 'z');
+    ASSERT_TRUE(write_file(path, text, true).ok());
+    for (int round = 0; round < 8; ++round) {
+      auto mapped = read_file_text(path);
+      ASSERT_TRUE(mapped.ok()) << mapped.error().message;
+      ASSERT_TRUE(mapped->mapped());
+      mapped->data()[0] = '[';  // a private page of the mapping, given back with it
+      mapped->release();
+      EXPECT_EQ(mapped->size(), 0u);
+      EXPECT_FALSE(mapped->mapped());
+      FileText in_memory(text);
+      EXPECT_EQ(in_memory.size(), size);
+      in_memory.release();
+      EXPECT_EQ(in_memory.size(), 0u);
+      in_memory = FileText(std::string("[]"));  // and holds another text after
+      EXPECT_EQ(in_memory.view(), "[]");
+    }
+  }
+  EXPECT_EQ(*read_file(path), std::string(line, 'z')) << "the file changed";
+  std::remove(path.c_str());
+}
+
 TEST(JsonErrors, PositionsOfSyntaxNumbersAndUtf8) {
   EXPECT_EQ(text_position("ab\ncd", 4), "line 2, column 2");
   EXPECT_EQ(json_syntax_error(R"({"a": [1, 2]})"), "");
