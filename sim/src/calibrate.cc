@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "dagsgd/model/format.h"
 
@@ -139,6 +140,34 @@ std::vector<model::MeasuredAllreduce> measured_curves(const std::vector<Benchmar
 
 namespace {
 
+// The collective a log's benchmark line names when it is not allreduce, "" when it is allreduce
+// or the line does not say (a table without the line, the runtime's own benchmark, a trace):
+// OSU's "OSU MPI[-CUDA] [Non-blocking ]<Name> Latency Test vX" (osu_latency's is "OSU MPI
+// Latency Test": point to point) and nccl-tests' "Collective test starting: <name>_perf".
+std::string other_collective(const std::string& benchmark) {
+  std::string b = benchmark;
+  for (char& c : b) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string name;
+  if (b.rfind("osu mpi", 0) == 0) {
+    const auto end = b.find(" latency test");
+    if (end == std::string::npos) return "";
+    auto start = b.find(' ', 7);  // past "OSU MPI" and a "-CUDA"-like suffix
+    start = start == std::string::npos || start >= end ? end : start + 1;
+    name = b.substr(start, end - start);
+    if (name.rfind("non-blocking ", 0) == 0) name.erase(0, 13);
+    if (name.empty()) name = "point-to-point";
+  } else if (const auto at = b.find("collective test starting:"); at != std::string::npos) {
+    std::istringstream in(b.substr(at + 25));
+    in >> name;
+    name = std::filesystem::path(name).filename().string();
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, "_perf") == 0) {
+      name.erase(name.size() - 5);
+    }
+    if (name == "all_reduce") return "";
+  }
+  return name == "allreduce" ? "" : name;
+}
+
 // The logs' series, and what the reports say about them (`out`'s ranks, sizes, benchmark, max).
 template <typename Calibration>
 Expected<std::vector<model::TimingSeries>> gather(const std::vector<BenchmarkLog>& logs,
@@ -146,6 +175,11 @@ Expected<std::vector<model::TimingSeries>> gather(const std::vector<BenchmarkLog
   if (logs.empty()) return Error{"calibrate: no benchmark logs"};
   std::vector<model::TimingSeries> series;
   for (const auto& l : logs) {
+    if (const std::string other = other_collective(l.log.benchmark); !other.empty()) {
+      return Error{"log '" + l.path + "': its header '" + l.log.benchmark + "' times " + other +
+                   ", not allreduce; calibrate fits allreduce latencies (osu_allreduce, "
+                   "osu_iallreduce, nccl-tests all_reduce_perf, dagsgd-allreduce-bench)"};
+    }
     if (l.series.ranks < 2) return Error{"log '" + l.path + "': its rank count is not known"};
     if (l.max != logs.front().max) {
       return Error{"log '" + l.path + "' has " + (l.max ? "a" : "no") +

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -324,6 +325,34 @@ TEST(Calibrate, BadInputExitsTwo) {
   EXPECT_TRUE(contains(twice.out, "twice4.log")) << twice.out;
   EXPECT_TRUE(contains(twice.out, "line 2")) << twice.out;
   EXPECT_TRUE(contains(twice.out, "line 4")) << twice.out;
+
+  // A log of another collective was fitted as allreduce: OSU's and nccl-tests' headers say which
+  // collective they time. Allreduce in any of their spellings still fits.
+  const std::string rows =
+      "# Size       Avg Latency(us)\n1024 50.00\n65536 400.00\n"
+      "1048576 5000.00\n";
+  for (const auto& [header, other] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"# OSU MPI Allgather Latency Test v5.4.0", "allgather"},
+           {"# OSU MPI-CUDA Non-blocking Alltoall Latency Test v7.1", "alltoall"},
+           {"# OSU MPI Latency Test v5.4.0", "point-to-point"},
+           {"# Collective test starting: all_gather_perf", "all_gather"}}) {
+    ASSERT_TRUE(
+        dagsgd::model::write_file(dir + "/other4.log", std::string(header) + "\n" + rows, true)
+            .ok());
+    CliResult r = run("calibrate " + dir + "/other4.log");
+    EXPECT_EQ(r.code, 2) << header << ": " << r.out;
+    EXPECT_TRUE(contains(r.out, "other4.log")) << r.out;
+    EXPECT_TRUE(contains(r.out, std::string("times ") + other + ", not allreduce")) << r.out;
+  }
+  for (const char* header :
+       {"# OSU MPI Allreduce Latency Test v5.4.0", "# OSU MPI Non-blocking Allreduce Latency Test",
+        "# Collective test starting: all_reduce_perf"}) {
+    ASSERT_TRUE(
+        dagsgd::model::write_file(dir + "/same4.log", std::string(header) + "\n" + rows, true)
+            .ok());
+    CliResult r = run("calibrate " + dir + "/same4.log");
+    EXPECT_EQ(r.code, 0) << header << ": " << r.out;
+  }
 
   CliResult usage = run("calibrate");
   EXPECT_EQ(usage.code, 2);
